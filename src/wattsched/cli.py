@@ -1,0 +1,182 @@
+"""The ``wattsched`` command line: one typer app whose verbs mirror the Python API."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from wattsched.workload.schema import WorkloadError
+
+app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
+generate_app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help=True)
+app.add_typer(generate_app, name="generate")
+# Piped output (CI logs, files) gets a wide console so tables are not squeezed to 80 columns.
+console = Console() if sys.stdout.isatty() else Console(width=160)
+err = Console(stderr=True)
+
+#: Runs with more jobs than this show a progress bar.
+PROGRESS_THRESHOLD = 50_000
+
+
+class OutputFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code=2)
+
+
+def _parse_window(window: str | None) -> tuple[float, float] | None:
+    if window is None:
+        return None
+    try:
+        t0, t1 = (float(x) for x in window.split(":"))
+    except ValueError:
+        _fail(f"--window must be START:END in seconds, got {window!r}")
+    return t0, t1
+
+
+@app.command()
+def simulate(
+    workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
+    policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
+    output: Annotated[Path, typer.Option(help="Directory for jobs, rejects, summary and provenance.")],
+    machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
+    runtime_estimate: Annotated[
+        str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
+    ] = None,
+    window: Annotated[str | None, typer.Option(help="Utilisation window START:END in seconds.")] = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+) -> None:
+    """Simulate one policy on one workload and write DIR/jobs.(parquet|csv), rejects.parquet, summary.json."""
+    from wattsched.api import run_policy, write_run
+    from wattsched.sim.engine import SimulationError
+    from wattsched.workload.load import load_workload
+
+    try:
+        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        if read.jobs.height > PROGRESS_THRESHOLD:
+            with Progress(
+                TextColumn("[bold]simulating[/] " + policy), BarColumn(), MofNCompleteColumn(),
+                TextColumn("jobs submitted"), TimeElapsedColumn(), console=err, transient=True,
+            ) as bar:
+                task = bar.add_task("sim", total=read.jobs.height)
+                run = run_policy(
+                    read, policy, machine_size=machine_size, window=_parse_window(window),
+                    progress=lambda done, total: bar.update(task, completed=done),
+                )
+        else:
+            run = run_policy(read, policy, machine_size=machine_size, window=_parse_window(window))
+        paths = write_run(run, output, fmt.value)
+    except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    _print_summary(run.summary, title=f"{policy} on {workload.name}")
+    console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+@app.command()
+def policies() -> None:
+    """List the scheduling policies."""
+    from wattsched.sched.registry import POLICIES
+
+    table = Table(title="policies")
+    table.add_column("name")
+    table.add_column("semantics")
+    for p in POLICIES.values():
+        table.add_row(p.name, p.description)
+    console.print(table)
+
+
+@generate_app.command("lublin")
+def generate_lublin_cmd(
+    output: Annotated[Path, typer.Option(help="Output file (.parquet, .csv, .swf).")],
+    jobs: Annotated[int, typer.Option(help="Number of jobs.")] = 10_000,
+    machine_size: Annotated[int, typer.Option(help="Processors of the target machine.")] = 256,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    load: Annotated[float | None, typer.Option(help="Target offered load (scales inter-arrival times).")] = None,
+    users: Annotated[int, typer.Option(help="Number of users.")] = 100,
+) -> None:
+    """Generate a Lublin–Feitelson (2003) workload of rigid parallel jobs."""
+    from wattsched.workload.generate import generate_lublin
+    from wattsched.workload.swf import write_swf
+    from wattsched.workload.tableio import write_table
+
+    try:
+        result = generate_lublin(jobs, machine_size, seed=seed, target_load=load, n_users=users)
+        if output.name.endswith((".swf", ".swf.gz")):
+            write_swf(result.jobs, output, provenance=result.provenance, machine_size=machine_size)
+        else:
+            write_table(result.jobs, output, provenance=result.provenance)
+    except ValueError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {result.jobs.height} jobs to {output}")
+
+
+@app.command()
+def demo(
+    output: Annotated[Path, typer.Option(help="Directory for the demo's results and figure.")] = Path("demo-output"),
+    jobs: Annotated[int, typer.Option(help="Jobs in the generated workload.")] = 10_000,
+    machine_size: Annotated[int, typer.Option(help="Processors.")] = 256,
+    load: Annotated[float, typer.Option(help="Offered load.")] = 0.85,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
+) -> None:
+    """Generate a Lublin workload and compare every policy in a table and a figure."""
+    from wattsched.demo import run_demo
+
+    console.print(
+        f"Generating a Lublin–Feitelson workload: {jobs} jobs, {machine_size} processors, load {load}, seed {seed}"
+    )
+    rows = run_demo(output, jobs=jobs, machine_size=machine_size, load=load, seed=seed)
+    table = Table(title=f"policies on {jobs} Lublin jobs ({machine_size} processors, load {load})")
+    for col in ("policy", "mean wait (s)", "p90 wait (s)", "mean bsld", "max bsld", "utilisation",
+                "makespan (s)", "simulated jobs/s"):
+        table.add_column(col, justify="right" if col != "policy" else "left")
+    for r in rows:
+        m = r.run.summary["metrics"]
+        table.add_row(
+            r.policy, f"{m['wait_mean']:,.0f}", f"{m['wait_p90']:,.0f}", f"{m['bounded_slowdown_mean']:,.2f}",
+            f"{m['bounded_slowdown_max']:,.0f}", f"{m['utilisation']:.3f}",
+            f"{m['makespan_from_first_submit']:,.0f}", f"{jobs / max(r.run.result.elapsed_s, 1e-9):,.0f}",
+        )
+    console.print(table)
+    console.print(f"figure: {output / 'policies.png'}; per-policy results in {output}/<policy>/")
+
+
+def _print_summary(summary: dict, title: str) -> None:
+    m = summary["metrics"]
+    run = summary["run"]
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rows = [
+        ("jobs simulated", f"{m['n_jobs']:,}"),
+        ("rejected input lines", f"{summary['workload']['rejected']:,}"),
+        ("machine size", f"{run['machine_size']:,} {summary['workload']['size_unit']}"),
+        ("mean / p90 / max wait (s)", f"{m['wait_mean']:,.1f} / {m['wait_p90']:,.1f} / {m['wait_max']:,.1f}"),
+        ("mean turnaround (s)", f"{m['turnaround_mean']:,.1f}"),
+        ("mean / max bounded slowdown", f"{m['bounded_slowdown_mean']:,.2f} / {m['bounded_slowdown_max']:,.1f}"),
+        ("utilisation", f"{m['utilisation']:.4f}"),
+        ("makespan, from first submit (s)", f"{m['makespan_from_first_submit']:,.0f}"),
+        ("mean / max queue length", f"{m['queue_length_mean']:,.1f} / {m['queue_length_max']:,}"),
+        ("jobs killed at walltime", f"{m['n_killed']:,}" if m["n_killed"] is not None else "n/a"),
+        ("simulation time (s)", f"{run['simulation_seconds']:.2f}"),
+    ]
+    for k, v in rows:
+        table.add_row(k, v)
+    console.print(table)
+    for note in run["notes"]:
+        console.print(f"note: {note}")
+
+
+if __name__ == "__main__":
+    app()

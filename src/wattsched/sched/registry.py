@@ -1,0 +1,53 @@
+"""Named policies: a queue order plus a backfilling mode. Names are what the CLI and campaigns use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wattsched.sched.queue_policies import (
+    BACKFILL_CONSERVATIVE,
+    BACKFILL_EASY,
+    BACKFILL_NONE,
+    ORDER_FCFS,
+    ORDER_LJF,
+    ORDER_SAF,
+    ORDER_SJF,
+)
+
+
+@dataclass(frozen=True)
+class QueuePolicy:
+    """A policy of the queue family. ``order`` sorts the queue; ``backfill`` says who may jump ahead."""
+
+    name: str
+    order: int
+    backfill: int
+    description: str
+
+
+POLICIES: dict[str, QueuePolicy] = {
+    p.name: p
+    for p in (
+        QueuePolicy("fcfs", ORDER_FCFS, BACKFILL_NONE,
+                    "first come first served, strict: stop at the first job that does not fit"),
+        QueuePolicy("sjf", ORDER_SJF, BACKFILL_NONE,
+                    "shortest runtime estimate first; stop at the first job that does not fit"),
+        QueuePolicy("ljf", ORDER_LJF, BACKFILL_NONE,
+                    "longest runtime estimate first; stop at the first job that does not fit"),
+        QueuePolicy("easy", ORDER_FCFS, BACKFILL_EASY,
+                    "EASY backfilling, FCFS order, one node-only reservation for the first blocked job"),
+        QueuePolicy("easy-saf", ORDER_SAF, BACKFILL_EASY,
+                    "EASY backfilling, queue sorted by smallest area (estimate x size) first"),
+        QueuePolicy("easy-sjf", ORDER_SJF, BACKFILL_EASY,
+                    "EASY backfilling, queue sorted by shortest runtime estimate first"),
+        QueuePolicy("conservative", ORDER_FCFS, BACKFILL_CONSERVATIVE,
+                    "conservative backfilling: every queued job holds a reservation that never moves later"),
+    )
+}
+
+
+def get_policy(name: str) -> QueuePolicy:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; choose one of: {', '.join(POLICIES)}") from None

@@ -1,0 +1,188 @@
+"""``simulate``: run a policy on a canonical job table and return the schedule.
+
+The job table is turned into struct-of-arrays in queue order; the compiled loop (``wattsched.sim.kernel``) does
+the rest. The runtime estimate a policy sees is the walltime unless ``runtime_estimate`` names a column of
+estimates (e.g. ``pred_runtime`` from a predictor); estimates are capped at the walltime, since a job never runs
+longer than that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from wattsched.sched.queue_policies import order_keys
+from wattsched.sched.registry import QueuePolicy, get_policy
+from wattsched.sim.kernel import (
+    ERR_NO_ROOM,
+    ERR_NOT_QUEUED,
+    ST_ERROR,
+    ST_ERROR_JOB,
+    ST_MAX_QLEN,
+    ST_NEXT_SUB,
+    ST_PASSES,
+    KernelState,
+    run_kernel,
+)
+from wattsched.workload.schema import REQUIRED_COLUMNS, WorkloadError, coerce_columns, sort_queue_order
+
+#: Columns of the schedule table, in order (``runtime`` is the simulated duration, end − start).
+SCHEDULE_COLUMNS = (
+    "job_id", "user_id", "submit_time", "start_time", "end_time", "wait", "size", "walltime", "runtime",
+    "trace_runtime", "estimate", "killed", "first_reservation",
+)
+
+
+class SimulationError(RuntimeError):
+    """A policy made an illegal decision, or the inputs cannot be simulated."""
+
+
+@dataclass
+class SimulationResult:
+    """The schedule (one row per job) and facts about the run."""
+
+    schedule: pl.DataFrame
+    policy: str
+    machine_size: int
+    runtime_estimate: str
+    passes: int
+    max_queue_length: int
+    elapsed_s: float
+    notes: list[str] = field(default_factory=list)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "machine_size": self.machine_size,
+            "runtime_estimate": self.runtime_estimate,
+            "jobs": self.schedule.height,
+            "scheduling_passes": self.passes,
+            "max_queue_length": self.max_queue_length,
+            "simulation_seconds": self.elapsed_s,
+            "notes": self.notes,
+        }
+
+
+def _estimates(jobs: pl.DataFrame, column: str | None, walltime: np.ndarray, notes: list[str]) -> np.ndarray:
+    if column is None or column == "walltime":
+        return walltime.copy()
+    if column not in jobs.columns:
+        raise SimulationError(
+            f"runtime estimate column {column!r} is not in the workload (columns: {', '.join(jobs.columns)})"
+        )
+    est = jobs[column].cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
+    bad = ~np.isfinite(est) | (est < 0)
+    if bad.any():
+        est[bad] = walltime[bad]
+        notes.append(f"{int(bad.sum())} jobs had no usable {column!r} estimate; their walltime was used")
+    over = est > walltime
+    if over.any():
+        notes.append(f"{int(over.sum())} estimates exceeded the walltime and were capped at it")
+        np.minimum(est, walltime, out=est)
+    return est
+
+
+def simulate(
+    jobs: pl.DataFrame,
+    policy: str | QueuePolicy,
+    machine_size: int,
+    *,
+    runtime_estimate: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    chunks: int = 50,
+) -> SimulationResult:
+    """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
+
+    ``progress(done, total)`` is called between chunks of submissions when given.
+    """
+    pol = get_policy(policy) if isinstance(policy, str) else policy
+    if machine_size <= 0:
+        raise SimulationError(f"machine size must be positive, got {machine_size}")
+    jobs = sort_queue_order(coerce_columns(jobs))
+    n = jobs.height
+    if n == 0:
+        raise SimulationError("the workload has no jobs to simulate")
+    nulls = {c: jobs[c].null_count() for c in REQUIRED_COLUMNS if jobs[c].null_count()}
+    if nulls:
+        raise WorkloadError(f"required columns have null values: {nulls}; read the workload through a reader")
+    submit = jobs["submit_time"].to_numpy().astype(np.float64)
+    size = jobs["size"].to_numpy().astype(np.int64)
+    walltime = jobs["walltime"].to_numpy().astype(np.float64)
+    runtime = jobs["runtime"].to_numpy().astype(np.float64)
+    if (size <= 0).any() or (size > machine_size).any():
+        worst = jobs.filter((pl.col("size") <= 0) | (pl.col("size") > machine_size)).row(0, named=True)
+        raise SimulationError(
+            f"job {worst['job_id']} has size {worst['size']}, outside 1..{machine_size}; "
+            "readers reject such jobs, pass the machine size when reading"
+        )
+    if (runtime < 0).any() or (walltime < 0).any() or not np.isfinite(submit).all():
+        raise SimulationError("negative runtime/walltime or non-finite submit time; read through a reader")
+    notes: list[str] = []
+    estimate = _estimates(jobs, runtime_estimate, walltime, notes)
+    key = order_keys(pol.order, estimate, size)
+    state = KernelState(n, machine_size)
+    t0 = time.perf_counter()
+    step = max(1, -(-n // max(1, chunks))) if progress is not None else n
+    target = 0
+    done = False
+    while not done:
+        target = min(n, target + step)
+        done = run_kernel(
+            pol.backfill, submit, size, walltime, estimate, runtime, key, target,
+            state.st, state.start, state.end, state.first_reservation, state.reservation,
+            state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
+            state.side_end, state.side_size, state.out,
+        )
+        if state.st[ST_ERROR]:
+            _raise_decision_error(state, jobs, pol.name)
+        if progress is not None:
+            progress(int(state.st[ST_NEXT_SUB]), n)
+    elapsed = time.perf_counter() - t0
+    schedule = _schedule_table(jobs, state, estimate)
+    return SimulationResult(
+        schedule=schedule,
+        policy=pol.name,
+        machine_size=machine_size,
+        runtime_estimate=runtime_estimate or "walltime",
+        passes=int(state.st[ST_PASSES]),
+        max_queue_length=int(state.st[ST_MAX_QLEN]),
+        elapsed_s=elapsed,
+        notes=notes,
+    )
+
+
+def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -> None:
+    code = int(state.st[ST_ERROR])
+    j = int(state.st[ST_ERROR_JOB])
+    job = jobs["job_id"][j] if 0 <= j < jobs.height else j
+    why = {ERR_NOT_QUEUED: "the job is not in the queue", ERR_NO_ROOM: "the job does not fit in the free units"}
+    raise SimulationError(f"policy {policy!r} tried to start job {job}, refused: {why.get(code, code)}")
+
+
+def _schedule_table(jobs: pl.DataFrame, state: KernelState, estimate: np.ndarray) -> pl.DataFrame:
+    user = jobs["user_id"] if "user_id" in jobs.columns else pl.Series("user_id", [None] * jobs.height, pl.Int64)
+    table = pl.DataFrame(
+        {
+            "job_id": jobs["job_id"],
+            "user_id": user.cast(pl.Int64),
+            "submit_time": jobs["submit_time"],
+            "start_time": state.start,
+            "end_time": state.end,
+            "size": jobs["size"],
+            "walltime": jobs["walltime"],
+            "trace_runtime": jobs["runtime"],
+            "estimate": estimate,
+            "first_reservation": state.first_reservation,
+        }
+    )
+    table = table.with_columns(
+        (pl.col("start_time") - pl.col("submit_time")).alias("wait"),
+        (pl.col("end_time") - pl.col("start_time")).alias("runtime"),
+        (pl.col("trace_runtime") > pl.col("walltime")).alias("killed"),
+    )
+    return table.select(SCHEDULE_COLUMNS)

@@ -1,0 +1,235 @@
+"""The event loop, compiled with numba: the only code that reads true runtimes.
+
+Semantics (docs/semantics.md §1):
+
+* an instant's events are applied together — every completion, then every submission — and the policy then runs
+  once;
+* a job started with zero duration completes at its start instant as a new event at that same instant (so the
+  policy runs again at that instant, after the completion);
+* the run duration of a job is min(runtime, walltime): jobs are killed at their walltime;
+* every decision is validated (the job is queued and fits in the free units); an illegal one stops the run with
+  an error code that the Python layer turns into a message.
+
+All state lives in arrays passed in, so a run can be sliced into chunks (for a progress bar) and resumed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from wattsched.sched.queue_policies import BACKFILL_CONSERVATIVE, conservative_pass, queue_pass
+
+# Indices into the integer state vector.
+ST_FREE = 0
+ST_NEXT_SUB = 1
+ST_HEAP = 2
+ST_QLEN = 3
+ST_RUNNING = 4
+ST_ERROR = 5
+ST_ERROR_JOB = 6
+ST_PASSES = 7
+ST_MAX_QLEN = 8
+ST_SIZE = 9
+
+ERR_NONE = 0
+ERR_NOT_QUEUED = 1
+ERR_NO_ROOM = 2
+
+
+class KernelState:
+    """The arrays of one run; plain numpy, so the loop can stop and resume anywhere."""
+
+    def __init__(self, n: int, machine_size: int) -> None:
+        self.st = np.zeros(ST_SIZE, dtype=np.int64)
+        self.st[ST_FREE] = machine_size
+        self.start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.first_reservation = np.full(n, np.nan)
+        self.reservation = np.full(n, np.nan)
+        self.heap_t = np.empty(n, dtype=np.float64)
+        self.heap_j = np.empty(n, dtype=np.int64)
+        self.queue = np.empty(n, dtype=np.int64)
+        self.queued = np.zeros(n, dtype=np.bool_)
+        self.run_end = np.empty(n, dtype=np.float64)
+        self.run_job = np.empty(n, dtype=np.int64)
+        self.side_end = np.empty(n, dtype=np.float64)
+        self.side_size = np.empty(n, dtype=np.int64)
+        self.out = np.empty(n, dtype=np.int64)
+
+
+@njit(cache=True)
+def _heap_push(ht, hj, hs, t, j):
+    i = hs
+    ht[i] = t
+    hj[i] = j
+    while i > 0:
+        p = (i - 1) // 2
+        if ht[p] <= ht[i]:
+            break
+        ht[p], ht[i] = ht[i], ht[p]
+        hj[p], hj[i] = hj[i], hj[p]
+        i = p
+    return hs + 1
+
+
+@njit(cache=True)
+def _heap_pop(ht, hj, hs):
+    """Remove the root; return the new size (the caller read ht[0], hj[0] first)."""
+    hs -= 1
+    ht[0] = ht[hs]
+    hj[0] = hj[hs]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= hs:
+            break
+        if c + 1 < hs and ht[c + 1] < ht[c]:
+            c += 1
+        if ht[i] <= ht[c]:
+            break
+        ht[c], ht[i] = ht[i], ht[c]
+        hj[c], hj[i] = hj[i], hj[c]
+        i = c
+    return hs
+
+
+@njit(cache=True)
+def _running_insert(run_end, run_job, rc, e, j):
+    """Insert (e, j) into the running list kept sorted by expected end."""
+    lo = 0
+    hi = rc
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if run_end[mid] <= e:
+            lo = mid + 1
+        else:
+            hi = mid
+    for x in range(rc, lo, -1):
+        run_end[x] = run_end[x - 1]
+        run_job[x] = run_job[x - 1]
+    run_end[lo] = e
+    run_job[lo] = j
+    return rc + 1
+
+
+@njit(cache=True)
+def _running_remove(run_end, run_job, rc, e, j):
+    lo = 0
+    hi = rc
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if run_end[mid] < e:
+            lo = mid + 1
+        else:
+            hi = mid
+    while run_job[lo] != j:
+        lo += 1
+    for x in range(lo, rc - 1):
+        run_end[x] = run_end[x + 1]
+        run_job[x] = run_job[x + 1]
+    return rc - 1
+
+
+@njit(cache=True)
+def _queue_insert(queue, qlen, key, j):
+    """Insert job j keeping the queue sorted by (key, job index); appends in O(1) when j sorts last."""
+    if qlen == 0 or key[queue[qlen - 1]] < key[j] or (key[queue[qlen - 1]] == key[j] and queue[qlen - 1] < j):
+        queue[qlen] = j
+        return qlen + 1
+    lo = 0
+    hi = qlen
+    kj = key[j]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        q = queue[mid]
+        if key[q] < kj or (key[q] == kj and q < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    for x in range(qlen, lo, -1):
+        queue[x] = queue[x - 1]
+    queue[lo] = j
+    return qlen + 1
+
+
+@njit(cache=True)
+def run_kernel(
+    backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
+    st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
+    run_end, run_job, side_end, side_size, out,
+):
+    """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
+    and the current instant is fully processed. Returns True when the run is complete."""
+    n = submit.shape[0]
+    free = st[ST_FREE]
+    nxt = st[ST_NEXT_SUB]
+    hs = st[ST_HEAP]
+    qlen = st[ST_QLEN]
+    rc = st[ST_RUNNING]
+    passes = st[ST_PASSES]
+    max_q = st[ST_MAX_QLEN]
+    while nxt < n or hs > 0:
+        if nxt >= stop_after_submissions and nxt < n:
+            break
+        now = heap_t[0] if hs > 0 and (nxt >= n or heap_t[0] <= submit[nxt]) else submit[nxt]
+        # 1. every completion at this instant
+        while hs > 0 and heap_t[0] == now:
+            j = heap_j[0]
+            hs = _heap_pop(heap_t, heap_j, hs)
+            free += size[j]
+            rc = _running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
+        # 2. every submission at this instant
+        while nxt < n and submit[nxt] == now:
+            qlen = _queue_insert(queue, qlen, key, nxt)
+            queued[nxt] = True
+            nxt += 1
+        if qlen > max_q:
+            max_q = qlen
+        if qlen == 0:
+            continue
+        # 3. the policy, once, on the view (no true runtimes among its arguments)
+        passes += 1
+        if backfill == BACKFILL_CONSERVATIVE:
+            ns = conservative_pass(
+                now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
+                reservation, first_reservation, side_end, side_size, out,
+            )
+        else:
+            ns = queue_pass(
+                backfill, now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
+                first_reservation, side_end, side_size, out,
+            )
+        # 4. validate and apply the decisions
+        for d in range(ns):
+            j = out[d]
+            if j < 0 or j >= n or not queued[j]:
+                st[ST_ERROR] = ERR_NOT_QUEUED
+                st[ST_ERROR_JOB] = j
+                return True
+            if size[j] > free:
+                st[ST_ERROR] = ERR_NO_ROOM
+                st[ST_ERROR_JOB] = j
+                return True
+            queued[j] = False
+            free -= size[j]
+            start[j] = now
+            duration = runtime[j] if runtime[j] < walltime[j] else walltime[j]
+            end[j] = now + duration
+            hs = _heap_push(heap_t, heap_j, hs, now + duration, j)
+            rc = _running_insert(run_end, run_job, rc, now + estimate[j], j)
+        if ns > 0:
+            w = 0
+            for r in range(qlen):
+                if queued[queue[r]]:
+                    queue[w] = queue[r]
+                    w += 1
+            qlen = w
+    st[ST_FREE] = free
+    st[ST_NEXT_SUB] = nxt
+    st[ST_HEAP] = hs
+    st[ST_QLEN] = qlen
+    st[ST_RUNNING] = rc
+    st[ST_PASSES] = passes
+    st[ST_MAX_QLEN] = max_q
+    return nxt >= n and hs == 0

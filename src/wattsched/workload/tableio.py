@@ -1,0 +1,276 @@
+"""Canonical job tables on disk: Parquet (internal format, keeps provenance) and CSV (for people and tools).
+
+Reading applies the same contract as every other reader: aliases renamed (``nodes`` → ``size``), canonical
+dtypes enforced, unusable rows returned as rejects with a line number, never dropped silently.
+
+* CSV: ``line`` in rejects is the file line (header = line 1, so data row *i* (1-based) is line *i* + 1,
+  assuming no quoted field spans lines). A value that cannot be read as its column's dtype is a reject naming
+  the column (a fractional value in an integer column too), not an error for the whole file.
+* Parquet: ``line`` is the 1-based row number. Machine size and provenance are restored from the schema
+  metadata keys ``wattsched.machine_size`` / ``wattsched.provenance`` that :func:`write_table` stores.
+* Datetime columns for times are converted to epoch seconds, durations to seconds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wattsched.workload.schema import (
+    COLUMN_ALIASES,
+    OPTIONAL_COLUMNS,
+    REQUIRED_COLUMNS,
+    Provenance,
+    ReadResult,
+    WorkloadError,
+    coerce_columns,
+    make_rejects,
+    sort_queue_order,
+    validate_jobs,
+)
+from wattsched.workload.swf import SWF_EXTRA_COLUMNS
+
+__all__ = ["METADATA_MACHINE_SIZE", "METADATA_PROVENANCE", "read_table", "write_table"]
+
+#: Parquet schema-metadata keys written by :func:`write_table`.
+METADATA_PROVENANCE = "wattsched.provenance"
+METADATA_MACHINE_SIZE = "wattsched.machine_size"
+
+#: Columns whose dtype is fixed: canonical ones, plus the SWF reader's raw ``swf_*`` columns (so that a CSV
+#: round trip keeps them typed even when a column is all null).
+_KNOWN: dict[str, pl.DataType] = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS, **SWF_EXTRA_COLUMNS}
+_ROW = "__row"
+_MAX_INT = 2.0**63
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in (".parquet", ".csv.gz", ".csv"):
+        if name.endswith(suffix):
+            return suffix
+    raise WorkloadError(f"{path}: not a canonical table (supported: .parquet, .csv, .csv.gz)")
+
+
+def _parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series, str]:
+    """``(values, bad_mask, why)``: the column in ``dtype`` and which non-null values could not be read."""
+    present = s.is_not_null()
+    if dtype == pl.Utf8:
+        return s.cast(pl.Utf8), pl.Series([False] * s.len()), ""
+    src = s
+    if src.dtype == pl.Utf8:
+        src = src.str.strip_chars()
+        present = present & (src != "")
+        src = src.zip_with(present, pl.Series([None] * s.len(), dtype=pl.Utf8))
+    if src.dtype.is_temporal():
+        if isinstance(src.dtype, pl.Duration):
+            src = src.dt.total_microseconds() / 1e6
+        elif isinstance(src.dtype, pl.Datetime):
+            src = src.dt.epoch("us") / 1e6
+        else:
+            raise WorkloadError(f"column {s.name!r} has dtype {src.dtype}, expected {dtype}")
+    as_float = src.cast(pl.Float64, strict=False)
+    if dtype == pl.Int64:
+        if src.dtype.is_integer():
+            values = src.cast(pl.Int64, strict=False)
+            bad = present & values.is_null()
+            return values, bad, "is not an integer in range"
+        integral = as_float.is_finite() & (as_float == as_float.floor()) & (as_float.abs() < _MAX_INT)
+        bad = present & ~integral.fill_null(False)
+        values = as_float.zip_with(~bad, pl.Series([None] * s.len(), dtype=pl.Float64)).cast(pl.Int64)
+        return values.alias(s.name), bad, "is not an integer"
+    bad = present & as_float.is_null()
+    return as_float.alias(s.name), bad, "is not a number"
+
+
+Rows = list[dict[str, Any]]
+
+
+def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl.DataFrame, Rows]:
+    """Cast every known column, collecting one reject per row whose value cannot be read."""
+    rejects: list[dict[str, Any]] = []
+    bad_any = pl.Series([False] * frame.height)
+    columns: dict[str, pl.Series] = {}
+    for name in frame.columns:
+        if name not in _KNOWN:
+            continue
+        try:
+            values, bad, why = _parse_column(frame[name], _KNOWN[name])
+        except pl.exceptions.PolarsError as exc:
+            why = f"column {name!r} ({frame[name].dtype}) cannot be read as {_KNOWN[name]}"
+            raise WorkloadError(f"{source}: {why}: {exc}") from exc
+        columns[name] = values
+        fresh = bad & ~bad_any
+        if fresh.any():
+            original = frame[name].cast(pl.Utf8)
+            for i in fresh.arg_true().to_list():
+                reason = f"value {original[i]!r} in column {name!r} {why}"
+                rejects.append({"source": source, "line": i + line_offset, "field": name, "reason": reason})
+        bad_any = bad_any | bad
+    parsed = frame.with_columns(list(columns.values()))
+    if rejects:
+        job_ids = parsed["job_id"].to_list()
+        for row in rejects:
+            row["job_id"] = job_ids[row["line"] - line_offset]
+    return parsed.filter(~bad_any), rejects
+
+
+def _row_text(frame: pl.DataFrame) -> list[str]:
+    """Each row's original values joined by commas: the ``raw`` of a reject."""
+    cols = [c for c in frame.columns if c != _ROW]
+    text = frame.select(
+        pl.concat_str([pl.col(c).cast(pl.Utf8).fill_null("") for c in cols], separator=",").alias("raw")
+    )
+    return text["raw"].to_list()
+
+
+def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]]:
+    if kind == ".parquet":
+        try:
+            meta = pq.read_schema(path).metadata or {}
+            return pl.read_parquet(path), dict(meta)
+        except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
+            raise WorkloadError(f"{path}: cannot read Parquet: {exc}") from exc
+    try:
+        names = pl.read_csv(path, n_rows=0).columns
+        overrides = {c: pl.Utf8 for c in names if c in _KNOWN or c in COLUMN_ALIASES}
+        frame = pl.read_csv(path, schema_overrides=overrides, infer_schema_length=None)
+    except pl.exceptions.NoDataError as exc:
+        raise WorkloadError(f"{path}: file is empty") from exc
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise WorkloadError(f"{path}: cannot read CSV: {exc}") from exc
+    return frame, {}
+
+
+def read_table(path: str | Path, *, machine_size: int | None = None, strict: bool = False) -> ReadResult:
+    """Read a canonical job table from ``.parquet``, ``.csv`` or ``.csv.gz``.
+
+    ``machine_size`` overrides the size stored in Parquet metadata; with neither, no size-vs-machine rejects.
+    ``strict=True`` raises :class:`WorkloadError` naming the first reject.
+    """
+    path = Path(path)
+    source = str(path)
+    kind = _kind(path)
+    if machine_size is not None and int(machine_size) < 1:
+        raise WorkloadError(f"machine_size must be a positive number of units, got {machine_size!r}")
+    if not path.exists():
+        raise WorkloadError(f"{path}: file does not exist")
+    if not path.is_file():
+        raise WorkloadError(f"{path}: not a regular file")
+    if path.stat().st_size == 0:
+        raise WorkloadError(f"{path}: file is empty")
+    frame, meta = _read_frame(path, kind)
+    if frame.height == 0:
+        raise WorkloadError(f"{path}: no data rows (columns: {frame.columns})")
+
+    stored = _stored_provenance(meta)
+    conventions: list[str] = []
+    machine = machine_size
+    machine_from = "the machine_size argument"
+    if machine is None and METADATA_MACHINE_SIZE.encode() in meta:
+        raw_size = meta[METADATA_MACHINE_SIZE.encode()].decode()
+        machine = int(raw_size) if raw_size.strip().lstrip("-").isdigit() else None
+        machine_from = f"Parquet metadata {METADATA_MACHINE_SIZE}"
+
+    renames = {a: c for a, c in COLUMN_ALIASES.items() if a in frame.columns and c not in frame.columns}
+    if renames:
+        frame = frame.rename(renames)
+        conventions.append(f"columns renamed from aliases: {renames}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise WorkloadError(
+            f"{path}: job table lacks required column(s) {missing}; required: {list(REQUIRED_COLUMNS)}"
+            f" (alias accepted: {COLUMN_ALIASES}); found: {frame.columns}"
+        )
+
+    line_offset = 2 if kind != ".parquet" else 1
+    original = frame.with_row_index(_ROW)
+    parsed, parse_rejects = _parse_known(original, source, line_offset)
+    parsed = parsed.with_columns((pl.col(_ROW) + line_offset).cast(pl.Int64))
+    jobs = coerce_columns(parsed)
+    good, sem = validate_jobs(jobs, machine_size=machine, source=source, line_column=_ROW)
+
+    rejects = pl.concat([make_rejects(parse_rejects), sem]).sort("line")
+    if rejects.height:
+        texts = _row_text(original)
+        rejects = rejects.with_columns(
+            pl.Series("raw", [texts[line - line_offset] for line in rejects["line"].to_list()], dtype=pl.Utf8)
+        )
+    good = sort_queue_order(good)
+
+    if kind == ".parquet":
+        conventions.append("reject 'line' is the 1-based Parquet row number")
+    else:
+        conventions.append("reject 'line' is the CSV file line (header is line 1, data row i is line i + 1)")
+    conventions.append("rejected: unreadable values and the canonical rules of schema.validate_jobs")
+    conventions.append("jobs sorted in queue order (submit_time, job_id)")
+    if machine is None:
+        conventions.append("machine size unknown: no size-vs-machine rejects")
+    else:
+        conventions.append(f"machine size {machine} from {machine_from}")
+    if stored is not None:
+        conventions.append(f"provenance restored from Parquet metadata (original source {stored.source})")
+        conventions.extend(f"[original] {c}" for c in stored.conventions)
+
+    provenance = Provenance(
+        source=source,
+        format=kind.lstrip(".").replace(".gz", ""),
+        machine_size=machine,
+        size_unit=stored.size_unit if stored else "processors",
+        unix_start_time=stored.unix_start_time if stored else None,
+        timezone=stored.timezone if stored else None,
+        header=stored.header if stored else {},
+        n_records=frame.height,
+        n_jobs=good.height,
+        n_rejected=rejects.height,
+        conventions=conventions,
+    )
+    if strict and rejects.height:
+        first = rejects.row(0, named=True)
+        raise WorkloadError(
+            f"{path}: {rejects.height} rejected row(s); first at line {first['line']},"
+            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
+        )
+    return ReadResult(good, rejects, provenance)
+
+
+def _stored_provenance(meta: dict[bytes, bytes]) -> Provenance | None:
+    blob = meta.get(METADATA_PROVENANCE.encode())
+    if not blob:
+        return None
+    try:
+        data = json.loads(blob)
+        fields = set(Provenance.__dataclass_fields__)
+        return Provenance(**{k: v for k, v in data.items() if k in fields})
+    except (ValueError, TypeError):
+        return None
+
+
+def write_table(jobs: pl.DataFrame, path: str | Path, *, provenance: Provenance | None = None) -> None:
+    """Write a job table as ``.parquet`` (provenance and machine size in schema metadata) or ``.csv[.gz]``.
+
+    CSV keeps no provenance; reading it back restores canonical dtypes from the schema, not from the file.
+    """
+    path = Path(path)
+    kind = _kind(path)
+    if kind == ".parquet":
+        table = jobs.to_arrow()
+        meta = dict(table.schema.metadata or {})
+        if provenance is not None:
+            meta[METADATA_PROVENANCE.encode()] = provenance.to_json().encode()
+            if provenance.machine_size is not None:
+                meta[METADATA_MACHINE_SIZE.encode()] = str(int(provenance.machine_size)).encode()
+        pq.write_table(table.replace_schema_metadata(meta), path)
+        return
+    if kind == ".csv.gz":
+        buffer = io.BytesIO()
+        jobs.write_csv(buffer)
+        path.write_bytes(gzip.compress(buffer.getvalue(), compresslevel=6, mtime=0))
+        return
+    jobs.write_csv(path)
