@@ -1,3 +1,7 @@
 """wattsched: power- and energy-aware HPC batch scheduling."""
 
+from wattsched import _numba_cache
+
+_numba_cache.configure()
+
 __version__ = "0.1.0"

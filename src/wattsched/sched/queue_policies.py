@@ -46,14 +46,6 @@ def order_keys(order: int, estimate: np.ndarray, size: np.ndarray) -> np.ndarray
 
 
 @njit(cache=True)
-def _expected_end(now, j, run_end_j, job_start, walltime):
-    """Expected end of running job j: start + estimate, or start + walltime once the estimate is overdue."""
-    if run_end_j > now:
-        return run_end_j
-    return job_start[j] + walltime[j]
-
-
-@njit(cache=True)
 def _sort_pairs(ends, sizes, count):
     """Insertion sort of the (usually tiny) side list of phase-1 starts and overdue jobs, by end time."""
     for a in range(1, count):
@@ -174,6 +166,13 @@ def queue_pass(
 
 
 @njit(cache=True)
+def _slot_end(t, dur):
+    """End of a reservation slot. A zero-length job still needs its units at its start instant, so its slot is
+    [t, nextafter(t)): nothing else can hold those units at t, and a job placed right after it is due at t."""
+    return t + dur if dur > 0.0 else np.nextafter(t, np.inf)
+
+
+@njit(cache=True)
 def _earliest_fit(pt, pa, pn, need, dur):
     """Index of the first profile breakpoint at which ``need`` units stay free for ``dur`` seconds."""
     k = 0
@@ -195,43 +194,91 @@ def _earliest_fit(pt, pa, pn, need, dur):
 
 
 @njit(cache=True)
-def _reserve(pt, pa, pn, k, need, dur):
-    """Subtract ``need`` units from the profile over [pt[k], pt[k] + dur); return the new breakpoint count."""
-    if dur <= 0.0:
+def _breakpoint(pt, pa, pn, t):
+    """Index of a breakpoint at time t (inserted, carrying the availability of the segment it splits, if
+    absent); returns (index, new count). t must be ≥ pt[0]."""
+    lo = 0
+    hi = pn
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pt[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < pn and pt[lo] == t:
+        return lo, pn
+    for x in range(pn, lo, -1):
+        pt[x] = pt[x - 1]
+        pa[x] = pa[x - 1]
+    pt[lo] = t
+    pa[lo] = pa[lo - 1]
+    return lo, pn + 1
+
+
+@njit(cache=True)
+def _add(pt, pa, pn, t0, t1, delta):
+    """Add ``delta`` units of availability over [t0, t1); returns the new breakpoint count."""
+    if t1 <= t0:
         return pn
-    end = pt[k] + dur
-    m = k + 1
-    while m < pn and pt[m] < end:
-        m += 1
-    if m == pn or pt[m] != end:
-        # split: a new breakpoint at `end` carrying the availability of the segment it cuts
-        for x in range(pn, m, -1):
-            pt[x] = pt[x - 1]
-            pa[x] = pa[x - 1]
-        pt[m] = end
-        pa[m] = pa[m - 1]
-        pn += 1
-    for x in range(k, m):
-        pa[x] -= need
+    a, pn = _breakpoint(pt, pa, pn, t0)
+    b, pn = _breakpoint(pt, pa, pn, t1)
+    for x in range(a, b):
+        pa[x] += delta
     return pn
 
 
 @njit(cache=True)
-def conservative_pass(
-    now, queue, qlen, free, run_end, run_job, rc, job_start,
-    size, estimate, walltime, reservation, first_reservation, side_end, side_size, out,
-):
-    """Conservative backfilling: compress existing reservations (in order of their current start), place new
-    jobs in queue order at their earliest fit, and start those whose reservation is now.
+def _rebase(pt, pa, pn, now):
+    """Drop the profile before ``now`` and merge breakpoints that no longer change the availability."""
+    k = 0
+    while k + 1 < pn and pt[k + 1] <= now:
+        k += 1
+    w = 0
+    for r in range(k, pn):
+        if w > 0 and pa[r] == pa[w - 1]:
+            continue
+        pt[w] = pt[r]
+        pa[w] = pa[r]
+        w += 1
+    pt[0] = now
+    return w
 
-    Reservations are re-made from the running jobs' expected ends on every pass, in order of the old reservation
-    times: each job's old slot stays feasible, so no reservation moves later while estimates are upper bounds.
-    """
+
+@njit(cache=True)
+def _res_insert(res_t, res_j, rn, t, j):
+    """Insert (t, j) into the reservation list sorted by (time, queue rank); returns the new length."""
+    lo = 0
+    hi = rn
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if res_t[mid] < t or (res_t[mid] == t and res_j[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    for x in range(rn, lo, -1):
+        res_t[x] = res_t[x - 1]
+        res_j[x] = res_j[x - 1]
+    res_t[lo] = t
+    res_j[lo] = j
+    return rn + 1
+
+
+@njit(cache=True)
+def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
+    """Reserve job j at its earliest fit; returns the new breakpoint count."""
+    k = _earliest_fit(pt, pa, pn, size[j], estimate[j])
+    t = pt[k]
+    reservation[j] = t
+    if math.isnan(first_reservation[j]):
+        first_reservation[j] = t
+    return _add(pt, pa, pn, t, _slot_end(t, estimate[j]), -size[j])
+
+
+@njit(cache=True)
+def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, pt, pa):
+    """Availability profile of the running jobs alone (overdue ones re-dated to their walltime end)."""
     first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, 0)
     _sort_pairs(side_end, side_size, sc)
-    cap = rc + 2 * qlen + 2
-    pt = np.empty(cap, dtype=np.float64)
-    pa = np.empty(cap, dtype=np.int64)
     pt[0] = now
     pa[0] = free
     pn = 1
@@ -252,32 +299,205 @@ def conservative_pass(
             pt[pn] = e
             pa[pn] = pa[pn - 1] + s
             pn += 1
-    # jobs already holding a reservation, by (reservation time, queue position); then the new ones in queue order
-    held = np.empty(qlen, dtype=np.int64)
-    held_times = np.empty(qlen, dtype=np.float64)
-    fresh = np.empty(qlen, dtype=np.int64)
-    hc = 0
-    fc = 0
+    return pn
+
+
+@njit(cache=True)
+def _earlier_fit(pt, pa, pn, k0, need, dur, own_start, own_end):
+    """First breakpoint index k ≥ k0 with pt[k] < own_start at which ``need`` units stay free for ``dur``
+    seconds, counting the job's own slot [own_start, own_end) as vacated; -1 if there is none."""
+    k = k0
+    while k < pn and pt[k] < own_start:
+        s = pt[k]
+        if pa[k] < need:
+            k += 1
+            continue
+        m = k + 1
+        ok = True
+        while m < pn and pt[m] < s + dur:
+            a = pa[m]
+            if own_start <= pt[m] < own_end:
+                a += need
+            if a < need:
+                ok = False
+                break
+            m += 1
+        if ok:
+            return k
+        k = m + 1
+    return -1
+
+
+_CACHE = 8
+
+
+@njit(cache=True)
+def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
+    """Classic compression: each reservation, in start order, is removed and placed again at its earliest fit.
+
+    Equivalent to removing and re-inserting every job, but cheaper: a job whose earliest fit is not before its
+    current start stays where it is without touching the profile, and failed searches are remembered: when a
+    job of at least q units and d seconds found no start before time X, neither will any job needing at least
+    as much (until something moves, which may free room). Returns the new breakpoint count.
+    """
+    fail_q = np.empty(_CACHE, dtype=np.int64)
+    fail_d = np.empty(_CACHE, dtype=np.float64)
+    fail_x = np.empty(_CACHE, dtype=np.float64)
+    nf = 0
+    slot = 0
+    best = -1
+    kp = 0
+    for idx in range(rn):
+        s = res_t[idx]
+        j = res_j[idx]
+        while kp < pn and pt[kp] < s:
+            if pa[kp] > best:
+                best = pa[kp]
+            kp += 1
+        need = size[j]
+        if need > best:
+            continue
+        d = estimate[j]
+        own_end = _slot_end(s, d)
+        # skip the candidate starts a remembered failure rules out
+        skip_to = pt[0]
+        for c in range(nf):
+            if need >= fail_q[c] and d >= fail_d[c] and fail_x[c] > skip_to:
+                skip_to = fail_x[c]
+        if skip_to >= s:
+            continue
+        k0 = 0
+        if skip_to > pt[0]:
+            lo = 0
+            hi = pn
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if pt[mid] < skip_to:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            k0 = lo
+        k = _earlier_fit(pt, pa, pn, k0, need, d, s, own_end)
+        if k < 0:
+            fail_q[slot] = need
+            fail_d[slot] = d
+            fail_x[slot] = s
+            slot = (slot + 1) % _CACHE
+            if nf < _CACHE:
+                nf += 1
+            continue
+        t = pt[k]
+        pn = _add(pt, pa, pn, s, own_end, need)
+        pn = _add(pt, pa, pn, t, _slot_end(t, d), -need)
+        nf = 0  # the move freed room at and after s: remembered failures no longer hold
+        reservation[j] = t
+        # move the entry from idx to its new sorted place before idx
+        p = idx
+        while p > 0 and (res_t[p - 1] > t or (res_t[p - 1] == t and res_j[p - 1] > j)):
+            res_t[p] = res_t[p - 1]
+            res_j[p] = res_j[p - 1]
+            p -= 1
+        res_t[p] = t
+        res_j[p] = j
+        # breakpoints may have been inserted before the walk position
+        lo = 0
+        hi = pn
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pt[mid] < s:
+                lo = mid + 1
+            else:
+                hi = mid
+        kp = lo
+    return pn
+
+
+@njit(cache=True)
+def conservative_pass(
+    now, queue, qlen, free, run_end, run_job, rc, job_start, size, estimate, walltime,
+    reservation, first_reservation, side_end, side_size, out,
+    pt, pa, pol, res_t, res_j, fin, fc, assumed_end,
+):
+    """Conservative backfilling with a persistent availability profile (Mu'alem & Feitelson 2001).
+
+    * A new job is placed at its earliest fit in the profile of the running jobs (by expected end) and of every
+      reservation already made; simultaneous arrivals in queue order.
+    * When a job ends before the end the profile assumed for it (``fin`` lists the jobs ended since the last
+      pass; ``assumed_end`` holds those ends), its remaining slot is freed and the schedule is compressed:
+      reservations never move later.
+    * A running job that outlives its estimate (possible only with estimates below the walltime) is re-dated to
+      its walltime end and every reservation is re-made, in reservation order, from the running jobs.
+    * Jobs whose reservation is now start now.
+
+    ``pol`` holds (breakpoint count, reservation count) between passes.
+    """
+    pn = pol[0]
+    rn = pol[1]
+    overdue = rc > 0 and run_end[0] <= now
+    stale = rn > 0 and res_t[0] < now  # a due job could not start (its units held past their estimate)
+    if rn == 0 or overdue or stale:
+        pn = _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size,
+                                   side_end, side_size, pt, pa)
+        for a in range(rc):
+            j = run_job[a]
+            assumed_end[j] = run_end[a] if run_end[a] > now else job_start[j] + walltime[j]
+        old = rn
+        rn = 0
+        for idx in range(old):
+            j = res_j[idx]  # res list is read in order; entries before idx are already re-placed
+            side_end[idx] = res_t[idx]
+            side_size[idx] = j
+        for idx in range(old):
+            j = side_size[idx]
+            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
+            rn = _res_insert(res_t, res_j, rn, reservation[j], j)
+    else:
+        pn = _rebase(pt, pa, pn, now)
+        freed = False
+        for x in range(fc):
+            f = fin[x]
+            e = assumed_end[f]
+            if e > now:
+                pn = _add(pt, pa, pn, now, e, size[f])
+                freed = True
+        if freed:
+            pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation)
     for i in range(qlen):
-        r = reservation[queue[i]]
-        if math.isnan(r):
-            fresh[fc] = queue[i]
-            fc += 1
-        else:
-            held[hc] = queue[i]
-            held_times[hc] = r
-            hc += 1
-    order = np.argsort(held_times[:hc], kind="mergesort")  # stable: ties keep queue order
+        j = queue[i]
+        if math.isnan(reservation[j]):
+            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
+            rn = _res_insert(res_t, res_j, rn, reservation[j], j)
+    # Start the jobs reserved now: the profile guarantees they fit together. Then the jobs placed right after
+    # a zero-length slot at now (reserved at nextafter(now)) start now too, in reservation order, while units
+    # are left, their slots moving to now; the others start in the next pass at this instant, after the
+    # zero-length jobs complete.
+    due = np.nextafter(now, np.inf)
     ns = 0
-    for step in range(qlen):
-        j = held[order[step]] if step < hc else fresh[step - hc]
-        dur = estimate[j]
-        k = _earliest_fit(pt, pa, pn, size[j], dur)
-        if math.isnan(first_reservation[j]):
-            first_reservation[j] = pt[k]
-        reservation[j] = pt[k]
-        pn = _reserve(pt, pa, pn, k, size[j], dur)
-        if k == 0:
-            out[ns] = j
-            ns += 1
+    avail = free
+    for x in range(rn):
+        t = res_t[x]
+        if t > due:
+            break
+        j = res_j[x]
+        if size[j] > avail:
+            continue
+        if t != now:
+            pn = _add(pt, pa, pn, t, _slot_end(t, estimate[j]), size[j])
+            pn = _add(pt, pa, pn, now, _slot_end(now, estimate[j]), -size[j])
+            reservation[j] = now
+        out[ns] = j
+        ns += 1
+        avail -= size[j]
+        assumed_end[j] = _slot_end(now, estimate[j])
+        res_t[x] = -math.inf  # started: dropped below
+    if ns > 0:
+        w = 0
+        for x in range(rn):
+            if res_t[x] != -math.inf:
+                res_t[w] = res_t[x]
+                res_j[w] = res_j[x]
+                w += 1
+        rn = w
+    pol[0] = pn
+    pol[1] = rn
     return ns

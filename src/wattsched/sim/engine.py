@@ -136,13 +136,20 @@ def simulate(
             pol.backfill, submit, size, walltime, estimate, runtime, key, target,
             state.st, state.start, state.end, state.first_reservation, state.reservation,
             state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
-            state.side_end, state.side_size, state.out,
+            state.side_end, state.side_size, state.out, state.prof_t, state.prof_a, state.pol,
+            state.res_t, state.res_j, state.finished, state.assumed_end,
         )
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
         if progress is not None:
             progress(int(state.st[ST_NEXT_SUB]), n)
     elapsed = time.perf_counter() - t0
+    stuck = np.isnan(state.start)
+    if stuck.any():
+        first = jobs["job_id"][int(np.flatnonzero(stuck)[0])]
+        raise SimulationError(
+            f"policy {pol.name!r} left {int(stuck.sum())} job(s) queued with nothing running (first: job {first})"
+        )
     schedule = _schedule_table(jobs, state, estimate)
     return SimulationResult(
         schedule=schedule,

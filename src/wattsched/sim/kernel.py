@@ -30,7 +30,8 @@ ST_ERROR = 5
 ST_ERROR_JOB = 6
 ST_PASSES = 7
 ST_MAX_QLEN = 8
-ST_SIZE = 9
+ST_FINISHED = 9
+ST_SIZE = 10
 
 ERR_NONE = 0
 ERR_NOT_QUEUED = 1
@@ -56,6 +57,14 @@ class KernelState:
         self.side_end = np.empty(n, dtype=np.float64)
         self.side_size = np.empty(n, dtype=np.int64)
         self.out = np.empty(n, dtype=np.int64)
+        # conservative backfilling's persistent profile and reservation list, and the completions it has not seen
+        self.prof_t = np.empty(8 * n + 8, dtype=np.float64)
+        self.prof_a = np.empty(8 * n + 8, dtype=np.int64)
+        self.pol = np.zeros(2, dtype=np.int64)
+        self.res_t = np.empty(n, dtype=np.float64)
+        self.res_j = np.empty(n, dtype=np.int64)
+        self.finished = np.empty(n, dtype=np.int64)
+        self.assumed_end = np.full(n, np.nan)
 
 
 @njit(cache=True)
@@ -157,7 +166,7 @@ def _queue_insert(queue, qlen, key, j):
 def run_kernel(
     backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
     st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
-    run_end, run_job, side_end, side_size, out,
+    run_end, run_job, side_end, side_size, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed. Returns True when the run is complete."""
@@ -169,6 +178,7 @@ def run_kernel(
     rc = st[ST_RUNNING]
     passes = st[ST_PASSES]
     max_q = st[ST_MAX_QLEN]
+    fc = st[ST_FINISHED]
     while nxt < n or hs > 0:
         if nxt >= stop_after_submissions and nxt < n:
             break
@@ -179,6 +189,8 @@ def run_kernel(
             hs = _heap_pop(heap_t, heap_j, hs)
             free += size[j]
             rc = _running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
+            finished[fc] = j
+            fc += 1
         # 2. every submission at this instant
         while nxt < n and submit[nxt] == now:
             qlen = _queue_insert(queue, qlen, key, nxt)
@@ -194,12 +206,14 @@ def run_kernel(
             ns = conservative_pass(
                 now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
                 reservation, first_reservation, side_end, side_size, out,
+                prof_t, prof_a, pol, res_t, res_j, finished, fc, assumed_end,
             )
         else:
             ns = queue_pass(
                 backfill, now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
                 first_reservation, side_end, side_size, out,
             )
+        fc = 0
         # 4. validate and apply the decisions
         for d in range(ns):
             j = out[d]
@@ -232,4 +246,5 @@ def run_kernel(
     st[ST_RUNNING] = rc
     st[ST_PASSES] = passes
     st[ST_MAX_QLEN] = max_q
+    st[ST_FINISHED] = fc
     return nxt >= n and hs == 0

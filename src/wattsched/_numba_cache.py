@@ -1,0 +1,46 @@
+"""Point numba's on-disk cache at a directory keyed by a hash of wattsched's sources.
+
+numba invalidates a cached function only when *its own* file changes, not when a jitted function it calls in
+another module does, so an edited policy could silently keep running its old compiled code. Keying the cache
+directory on the package's sources makes every edit start from a fresh cache. A user-set ``NUMBA_CACHE_DIR``
+wins. Must run before any jitted module is imported (``wattsched/__init__.py`` does it first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+_STALE_AFTER_S = 7 * 24 * 3600
+
+
+def configure() -> None:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    import numba
+
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wattsched" / "numba"
+    target = root / digest.hexdigest()[:16]
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        os.utime(target)
+        _prune(root, keep=target)
+    except OSError:
+        return  # unwritable home: numba falls back to __pycache__ next to the sources
+    numba.config.CACHE_DIR = str(target)
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """Remove caches of source versions unused for a week."""
+    now = time.time()
+    for entry in root.iterdir():
+        if entry != keep and entry.is_dir() and now - entry.stat().st_mtime > _STALE_AFTER_S:
+            shutil.rmtree(entry, ignore_errors=True)
