@@ -18,7 +18,11 @@ POLICY_SHAPES = {
     "fcfs": ("fcfs", "none"), "sjf": ("sjf", "none"), "ljf": ("ljf", "none"), "easy": ("fcfs", "easy"),
     "easy-sjf": ("sjf", "easy"), "easy-saf": ("saf", "easy"), "conservative": ("fcfs", "conservative"),
 }
-PROFILE = settings(max_examples=int(os.environ.get("WATTSCHED_HYPOTHESIS_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(
+    max_examples=int(os.environ.get("WATTSCHED_HYPOTHESIS_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @st.composite
@@ -28,10 +32,7 @@ def workloads(draw, exact: bool = False, with_estimates: bool = False, max_jobs:
     submit = np.cumsum(draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)))
     size = draw(st.lists(st.integers(1, MACHINE), min_size=n, max_size=n))
     wall = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
-    if exact:
-        run = wall
-    else:
-        run = [draw(st.integers(0, w + 5)) for w in wall]
+    run = wall if exact else [draw(st.integers(0, w + 5)) for w in wall]
     cols = {
         "job_id": list(range(1, n + 1)), "submit_time": submit.astype(float), "size": size,
         "walltime": [float(w) for w in wall], "runtime": [float(r) for r in run],

@@ -165,8 +165,6 @@ def validate_jobs(
         checks.append(
             ("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})")
         )
-    checks.append(("job_id", pl.col("job_id").is_duplicated() & ~pl.col("job_id").is_first_distinct(),
-                   "duplicate job id (an earlier row has it)"))
     reason = pl.lit(None, dtype=pl.Utf8)
     field_ = pl.lit(None, dtype=pl.Utf8)
     # Build a "first failing rule" expression by folding the checks in reverse.
@@ -174,6 +172,15 @@ def validate_jobs(
         reason = pl.when(cond.fill_null(False)).then(pl.lit(why)).otherwise(reason)
         field_ = pl.when(cond.fill_null(False)).then(pl.lit(name)).otherwise(field_)
     tagged = jobs.with_columns(reason.alias("__reason"), field_.alias("__field"))
+    # A duplicate id is judged among the rows that pass every other rule, so a bad earlier row does not turn a
+    # good later one into a "duplicate".
+    ok_id = pl.when(pl.col("__reason").is_null()).then(pl.col("job_id"))
+    duplicate = ok_id.is_not_null() & ~ok_id.is_first_distinct()
+    tagged = tagged.with_columns(
+        pl.when(duplicate).then(pl.lit("duplicate job id (an earlier row has it)")).otherwise(pl.col("__reason"))
+        .alias("__reason"),
+        pl.when(duplicate).then(pl.lit("job_id")).otherwise(pl.col("__field")).alias("__field"),
+    )
     bad = tagged.filter(pl.col("__reason").is_not_null())
     good = tagged.filter(pl.col("__reason").is_null()).drop("__reason", "__field")
     if line_column is not None:

@@ -1,0 +1,15 @@
+"""Run every benchmark (`make bench`); figures are copied into docs/performance.md by hand, with the date."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ["ricc.py"]
+
+if __name__ == "__main__":
+    for name in BENCHMARKS:
+        print(f"== {name}", flush=True)
+        subprocess.run([sys.executable, str(HERE / name), *sys.argv[1:]], check=True)

@@ -1,0 +1,50 @@
+"""The canonical table's validation rules, shared by every reader."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from wattsched.workload.schema import WorkloadError, coerce_columns, validate_jobs
+
+
+def frame(**cols) -> pl.DataFrame:
+    base = {"job_id": [1], "submit_time": [0.0], "walltime": [10.0], "runtime": [5.0], "size": [1]}
+    base.update(cols)
+    return pl.DataFrame(base)
+
+
+@pytest.mark.parametrize(
+    ("cols", "field", "reason"),
+    [
+        ({"runtime": [-1.0]}, "runtime", "run time is negative"),
+        ({"walltime": [-1.0]}, "walltime", "walltime is negative"),
+        ({"size": [0]}, "size", "job size is not positive"),
+        ({"size": [9]}, "size", "job size exceeds the machine size (8)"),
+        ({"submit_time": [float("nan")]}, "submit_time", "submit time is missing or not finite"),
+        ({"runtime": [None]}, "runtime", "run time is unknown"),
+    ],
+)
+def test_each_rule_names_field_and_reason(cols, field, reason) -> None:
+    good, rejects = validate_jobs(coerce_columns(frame(**cols)), machine_size=8, source="t.csv")
+    assert good.height == 0
+    assert rejects.select("source", "field", "reason").row(0) == ("t.csv", field, reason)
+
+
+def test_duplicates_are_judged_among_valid_rows() -> None:
+    jobs = pl.DataFrame({
+        "job_id": [1, 2, 2, 2], "submit_time": [0.0, 1, 2, 3], "walltime": [10.0, -1, 5, 5],
+        "runtime": [1.0, 2, 3, 3], "size": [1, 1, 1, 1], "line": [2, 3, 4, 5],
+    })
+    good, rejects = validate_jobs(coerce_columns(jobs), machine_size=4, source="t", line_column="line")
+    assert good["submit_time"].to_list() == [0.0, 2.0]  # the first valid row with id 2 is kept
+    assert rejects.select("line", "reason").rows() == [
+        (3, "walltime is negative"), (5, "duplicate job id (an earlier row has it)")
+    ]
+    assert "line" not in good.columns
+
+
+def test_aliases_and_missing_columns() -> None:
+    assert "size" in coerce_columns(frame().rename({"size": "nodes"})).columns
+    with pytest.raises(WorkloadError, match=r"lacks required column\(s\) \['walltime'\]"):
+        coerce_columns(frame().drop("walltime"))
