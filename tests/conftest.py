@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI explores a fixed set of examples (no flaky runs); local runs keep exploring new ones.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+    settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
