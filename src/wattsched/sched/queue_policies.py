@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit
 
+from wattsched.sched.sorted_pairs import insert_pair
+
 BACKFILL_NONE = 0
 BACKFILL_EASY = 1
 BACKFILL_CONSERVATIVE = 2
@@ -77,6 +79,14 @@ def _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end
 
 
 @njit(cache=True)
+def _next_end(run_end, run_job, rc, a, side_end, side_size, sc, b, size):
+    """Next (end, units) of the running list merged with the side list; returns (end, units, a, b)."""
+    if b >= sc or (a < rc and run_end[a] <= side_end[b]):
+        return run_end[a], size[run_job[a]], a + 1, b
+    return side_end[b], side_size[b], a, b + 1
+
+
+@njit(cache=True)
 def shadow_and_extra(now, need, free, run_end, run_job, rc, first, side_end, side_size, sc, size):
     """Earliest expected end at which ``need`` units are free, and the units free then beyond ``need``.
 
@@ -90,14 +100,7 @@ def shadow_and_extra(now, need, free, run_end, run_job, rc, first, side_end, sid
     b = 0
     shadow = math.inf
     while a < rc or b < sc:
-        if b >= sc or (a < rc and run_end[a] <= side_end[b]):
-            e = run_end[a]
-            s = size[run_job[a]]
-            a += 1
-        else:
-            e = side_end[b]
-            s = side_size[b]
-            b += 1
+        e, s, a, b = _next_end(run_end, run_job, rc, a, side_end, side_size, sc, b, size)
         if shadow < math.inf and e > shadow:
             break
         avail += s
@@ -245,25 +248,6 @@ def _rebase(pt, pa, pn, now):
 
 
 @njit(cache=True)
-def _res_insert(res_t, res_j, rn, t, j):
-    """Insert (t, j) into the reservation list sorted by (time, queue rank); returns the new length."""
-    lo = 0
-    hi = rn
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if res_t[mid] < t or (res_t[mid] == t and res_j[mid] < j):
-            lo = mid + 1
-        else:
-            hi = mid
-    for x in range(rn, lo, -1):
-        res_t[x] = res_t[x - 1]
-        res_j[x] = res_j[x - 1]
-    res_t[lo] = t
-    res_j[lo] = j
-    return rn + 1
-
-
-@njit(cache=True)
 def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
     """Reserve job j at its earliest fit; returns the new breakpoint count."""
     k = _earliest_fit(pt, pa, pn, size[j], estimate[j])
@@ -285,14 +269,7 @@ def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, 
     a = first
     b = 0
     while a < rc or b < sc:
-        if b >= sc or (a < rc and run_end[a] <= side_end[b]):
-            e = run_end[a]
-            s = size[run_job[a]]
-            a += 1
-        else:
-            e = side_end[b]
-            s = side_size[b]
-            b += 1
+        e, s, a, b = _next_end(run_end, run_job, rc, a, side_end, side_size, sc, b, size)
         if e == pt[pn - 1]:
             pa[pn - 1] += s
         else:
@@ -450,7 +427,7 @@ def conservative_pass(
         for idx in range(old):
             j = side_size[idx]
             pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
-            rn = _res_insert(res_t, res_j, rn, reservation[j], j)
+            rn = insert_pair(res_t, res_j, rn, reservation[j], j)
     else:
         pn = _rebase(pt, pa, pn, now)
         freed = False
@@ -466,7 +443,7 @@ def conservative_pass(
         j = queue[i]
         if math.isnan(reservation[j]):
             pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
-            rn = _res_insert(res_t, res_j, rn, reservation[j], j)
+            rn = insert_pair(res_t, res_j, rn, reservation[j], j)
     # Start the jobs reserved now: the profile guarantees they fit together. Then the jobs placed right after
     # a zero-length slot at now (reserved at nextafter(now)) start now too, in reservation order, while units
     # are left, their slots moving to now; the others start in the next pass at this instant, after the

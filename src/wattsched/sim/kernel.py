@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from wattsched.sched.queue_policies import BACKFILL_CONSERVATIVE, conservative_pass, queue_pass
+from wattsched.sched.sorted_pairs import insert_pair
 
 # Indices into the integer state vector.
 ST_FREE = 0
@@ -101,25 +102,6 @@ def _heap_pop(ht, hj, hs):
         hj[c], hj[i] = hj[i], hj[c]
         i = c
     return hs
-
-
-@njit(cache=True)
-def _running_insert(run_end, run_job, rc, e, j):
-    """Insert (e, j) into the running list kept sorted by expected end."""
-    lo = 0
-    hi = rc
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if run_end[mid] <= e:
-            lo = mid + 1
-        else:
-            hi = mid
-    for x in range(rc, lo, -1):
-        run_end[x] = run_end[x - 1]
-        run_job[x] = run_job[x - 1]
-    run_end[lo] = e
-    run_job[lo] = j
-    return rc + 1
 
 
 @njit(cache=True)
@@ -231,7 +213,7 @@ def run_kernel(
             duration = runtime[j] if runtime[j] < walltime[j] else walltime[j]
             end[j] = now + duration
             hs = _heap_push(heap_t, heap_j, hs, now + duration, j)
-            rc = _running_insert(run_end, run_job, rc, now + estimate[j], j)
+            rc = insert_pair(run_end, run_job, rc, now + estimate[j], j)
         if ns > 0:
             w = 0
             for r in range(qlen):

@@ -203,6 +203,16 @@ def validate_jobs(
     return good, rejects.cast(REJECTS_SCHEMA)
 
 
+def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str = "line") -> None:
+    """Under ``strict``, any reject is an error naming the first one (file, line, field, why)."""
+    if strict and rejects.height:
+        first = rejects.row(0, named=True)
+        raise WorkloadError(
+            f"{source}: {rejects.height} rejected {unit}(s); first at line {first['line']},"
+            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
+        )
+
+
 def sort_queue_order(jobs: pl.DataFrame) -> pl.DataFrame:
     """The queue order every policy starts from: (submit time, job id)."""
     return jobs.sort(["submit_time", "job_id"], maintain_order=True)

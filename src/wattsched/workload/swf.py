@@ -54,6 +54,7 @@ from wattsched.workload.schema import (
     canonical_order,
     empty_rejects,
     make_rejects,
+    raise_if_strict,
     sort_queue_order,
     validate_jobs,
 )
@@ -501,12 +502,7 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
         n_rejected=rejects.height,
         conventions=conventions,
     )
-    if strict and rejects.height:
-        first = rejects.row(0, named=True)
-        raise WorkloadError(
-            f"{path}: {rejects.height} rejected line(s); first at line {first['line']},"
-            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
-        )
+    raise_if_strict(str(path), rejects, strict, "line")
     return ReadResult(jobs, rejects, provenance)
 
 

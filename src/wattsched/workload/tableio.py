@@ -32,6 +32,7 @@ from wattsched.workload.schema import (
     WorkloadError,
     coerce_columns,
     make_rejects,
+    raise_if_strict,
     sort_queue_order,
     validate_jobs,
 )
@@ -231,12 +232,7 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
         n_rejected=rejects.height,
         conventions=conventions,
     )
-    if strict and rejects.height:
-        first = rejects.row(0, named=True)
-        raise WorkloadError(
-            f"{path}: {rejects.height} rejected row(s); first at line {first['line']},"
-            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
-        )
+    raise_if_strict(str(path), rejects, strict, "row")
     return ReadResult(good, rejects, provenance)
 
 

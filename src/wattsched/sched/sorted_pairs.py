@@ -1,0 +1,24 @@
+"""Sorted (time, job) pair lists in plain arrays: the running list and the reservation list use them."""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def insert_pair(times, jobs, count, t, j):
+    """Insert (t, j) keeping the first ``count`` entries sorted by (time, job index); returns the new count."""
+    lo = 0
+    hi = count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if times[mid] < t or (times[mid] == t and jobs[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    for x in range(count, lo, -1):
+        times[x] = times[x - 1]
+        jobs[x] = jobs[x - 1]
+    times[lo] = t
+    jobs[lo] = j
+    return count + 1
