@@ -39,6 +39,10 @@ def test_simulate_real_trace(relative: str, policy: str, tmp_path) -> None:
     jobs = pl.read_parquet(tmp_path / "jobs.parquet")
     rejects = pl.read_parquet(tmp_path / "rejects.parquet")
     summary = json.loads((tmp_path / "summary.json").read_text())
+    timeline = pl.read_parquet(tmp_path / "timeline.parquet")
+    assert timeline.columns == ["time", "queue_length", "running_jobs", "busy_units"]
+    assert timeline["busy_units"].max() <= summary["run"]["machine_size"]
+    assert timeline["queue_length"].max() == summary["metrics"]["queue_length_max"]
     assert jobs.height == n_jobs and rejects.height == n_rejects
     assert summary["metrics"]["n_jobs"] == n_jobs and summary["workload"]["rejected"] == n_rejects
     for col in ("job_id", "user_id", "submit_time", "start_time", "end_time", "wait", "size", "walltime", "runtime"):

@@ -380,3 +380,15 @@ def test_timelines_match_brute_force_counts(sched: pl.DataFrame) -> None:
             assert np.all((np.diff(values) != 0) | (np.diff(units) != 0))
         else:
             assert np.all(np.diff(values) != 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(schedules())
+def test_system_timeline_matches_the_separate_timelines(schedule) -> None:
+    from wattsched.metrics import system_timeline
+
+    combined = system_timeline(schedule)
+    t0, t1 = float(schedule["submit_time"].min()), float(schedule["end_time"].max()) + 1.0
+    for column, separate in (("queue_length", queue_length_timeline(schedule)),
+                             ("busy_units", running_timeline(schedule))):
+        assert time_average(combined, column, t0, t1) == pytest.approx(time_average(separate, column, t0, t1))

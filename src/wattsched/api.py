@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.metrics import add_job_metrics, summarise
+from wattsched.metrics import add_job_metrics, summarise, system_timeline
 from wattsched.sim.engine import SimulationResult, simulate
 from wattsched.workload.load import load_workload
 from wattsched.workload.schema import Provenance, ReadResult, WorkloadError
@@ -73,21 +73,26 @@ def run_policy(
 
 
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:
-    """Write ``jobs.<fmt>``, ``rejects.parquet``, ``summary.json`` and ``provenance.json`` into ``output``."""
+    """Write ``jobs.<fmt>``, ``timeline.<fmt>`` (queue length, running jobs and busy units over time),
+    ``rejects.parquet``, ``summary.json`` and ``provenance.json`` into ``output``."""
     if fmt not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {OUTPUT_FORMATS}")
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "jobs": out / f"jobs.{fmt}",
+        "timeline": out / f"timeline.{fmt}",
         "rejects": out / "rejects.parquet",
         "summary": out / "summary.json",
         "provenance": out / "provenance.json",
     }
+    timeline = system_timeline(run.jobs)
     if fmt == "parquet":
         run.jobs.write_parquet(paths["jobs"])
+        timeline.write_parquet(paths["timeline"])
     else:
         run.jobs.write_csv(paths["jobs"])
+        timeline.write_csv(paths["timeline"])
     run.rejects.write_parquet(paths["rejects"])
     paths["summary"].write_text(json.dumps(run.summary, indent=2, default=_json_default) + "\n")
     paths["provenance"].write_text(run.provenance.to_json() + "\n")

@@ -116,6 +116,27 @@ def running_timeline(schedule: pl.DataFrame) -> pl.DataFrame:
     return _step_timeline(times, {"running_jobs": jobs, "busy_units": units})
 
 
+def system_timeline(schedule: pl.DataFrame) -> pl.DataFrame:
+    """Queue length, running jobs and busy units together as one step function:
+    ``time, queue_length, running_jobs, busy_units`` (each row's values hold until the next row)."""
+    _check_schedule(schedule, (*TIME_COLUMNS, "size"))
+    submit = schedule["submit_time"].to_numpy()
+    start = schedule["start_time"].to_numpy()
+    end = schedule["end_time"].to_numpy()
+    size = schedule["size"].to_numpy().astype(np.int64)
+    waited = start > submit
+    ran = end > start
+    nw = int(waited.sum())
+    nr = int(ran.sum())
+    times = np.concatenate((submit[waited], start[waited], start[ran], end[ran]))
+    zeros_w = np.zeros(2 * nw, np.int64)
+    zeros_r = np.zeros(2 * nr, np.int64)
+    queue = np.concatenate((np.ones(nw, np.int64), np.full(nw, -1, np.int64), zeros_r))
+    jobs = np.concatenate((zeros_w, np.ones(nr, np.int64), np.full(nr, -1, np.int64)))
+    units = np.concatenate((zeros_w, size[ran], -size[ran]))
+    return _step_timeline(times, {"queue_length": queue, "running_jobs": jobs, "busy_units": units})
+
+
 def _segments(timeline: pl.DataFrame, column: str, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
     """Values of the step function's pieces and how long each lasts inside ``[t0, t1)``."""
     _check_window(t0, t1)
