@@ -16,16 +16,24 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.sched.queue_policies import order_keys
+from wattsched.sched.python_policy import JobAttributes, Policy, View, read_only
+from wattsched.sched.queue_policies import ORDER_FCFS, order_keys
 from wattsched.sched.registry import QueuePolicy, get_policy
 from wattsched.sim.kernel import (
     ERR_NO_ROOM,
     ERR_NOT_QUEUED,
+    EXTERNAL,
+    ST_DECISIONS,
     ST_ERROR,
     ST_ERROR_JOB,
+    ST_FINISHED,
+    ST_FREE,
     ST_MAX_QLEN,
     ST_NEXT_SUB,
     ST_PASSES,
+    ST_PENDING,
+    ST_QLEN,
+    ST_RUNNING,
     KernelState,
     run_kernel,
 )
@@ -89,7 +97,7 @@ def _estimates(jobs: pl.DataFrame, column: str | None, walltime: np.ndarray, not
 
 def simulate(
     jobs: pl.DataFrame,
-    policy: str | QueuePolicy,
+    policy: str | QueuePolicy | Policy,
     machine_size: int,
     *,
     runtime_estimate: str | None = None,
@@ -98,9 +106,22 @@ def simulate(
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
 
+    ``policy`` is a built-in policy's name, a ``QueuePolicy``, or any object with a ``name`` and a
+    ``schedule(view)`` method (``wattsched.sched.python_policy.Policy``), which is then called at every pass.
     ``progress(done, total)`` is called between chunks of submissions when given.
     """
-    pol = get_policy(policy) if isinstance(policy, str) else policy
+    external = None
+    if isinstance(policy, str):
+        pol = get_policy(policy)
+    elif isinstance(policy, QueuePolicy):
+        pol = policy
+    elif isinstance(policy, Policy):
+        external = policy
+        pol = QueuePolicy(str(policy.name), ORDER_FCFS, EXTERNAL, "Python policy")
+    else:
+        raise SimulationError(
+            f"policy must be a name, a QueuePolicy or an object with name and schedule(view); got {policy!r}"
+        )
     if machine_size <= 0:
         raise SimulationError(f"machine size must be positive, got {machine_size}")
     jobs = sort_queue_order(coerce_columns(jobs))
@@ -126,23 +147,28 @@ def simulate(
     estimate = _estimates(jobs, runtime_estimate, walltime, notes)
     key = order_keys(pol.order, estimate, size)
     state = KernelState(n, machine_size)
+    attributes = _attributes(jobs, submit, size, walltime, estimate) if external is not None else None
     t0 = time.perf_counter()
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
-    target = 0
-    done = False
-    while not done:
-        target = min(n, target + step)
+    target = min(n, step)
+    while True:
         done = run_kernel(
             pol.backfill, submit, size, walltime, estimate, runtime, key, target,
             state.st, state.start, state.end, state.first_reservation, state.reservation,
             state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
             state.side_end, state.side_size, state.out, state.prof_t, state.prof_a, state.pol,
-            state.res_t, state.res_j, state.finished, state.assumed_end,
+            state.res_t, state.res_j, state.finished, state.assumed_end, state.now,
         )
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
+        if state.st[ST_PENDING]:  # a pass for the Python policy; the chunk goes on after it
+            _python_pass(external, state, attributes, machine_size, pol.name)
+            continue
         if progress is not None:
             progress(int(state.st[ST_NEXT_SUB]), n)
+        if done:
+            break
+        target = min(n, target + step)
     elapsed = time.perf_counter() - t0
     stuck = np.isnan(state.start)
     if stuck.any():
@@ -161,6 +187,39 @@ def simulate(
         elapsed_s=elapsed,
         notes=notes,
     )
+
+
+def _attributes(
+    jobs: pl.DataFrame, submit: np.ndarray, size: np.ndarray, walltime: np.ndarray, estimate: np.ndarray
+) -> JobAttributes:
+    user = jobs["user_id"].fill_null(-1).to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, -1)
+    return JobAttributes(
+        job_id=read_only(jobs["job_id"].to_numpy()), user_id=read_only(user), submit_time=read_only(submit),
+        size=read_only(size), walltime=read_only(walltime), estimate=read_only(estimate),
+    )
+
+
+def _python_pass(policy: Policy, state: KernelState, jobs: JobAttributes, machine_size: int, name: str) -> None:
+    """Hand one pass to a Python policy and write its decisions where the kernel will validate them."""
+    st = state.st
+    rc = int(st[ST_RUNNING])
+    running = state.run_job[:rc]
+    view = View(
+        now=float(state.now[0]),
+        free=int(st[ST_FREE]),
+        machine_size=machine_size,
+        jobs=jobs,
+        queue=read_only(state.queue[: st[ST_QLEN]]),
+        running=read_only(running),
+        running_expected_end=read_only(state.run_end[:rc]),
+        running_start=read_only(state.start[running]),
+        finished=read_only(state.finished[: st[ST_FINISHED]]),
+    )
+    decisions = np.asarray(list(policy.schedule(view)), dtype=np.int64)
+    if decisions.size > state.out.size:
+        raise SimulationError(f"policy {name!r} returned {decisions.size} decisions for {state.out.size} jobs")
+    state.out[: decisions.size] = decisions
+    st[ST_DECISIONS] = decisions.size
 
 
 def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -> None:

@@ -32,7 +32,12 @@ ST_ERROR_JOB = 6
 ST_PASSES = 7
 ST_MAX_QLEN = 8
 ST_FINISHED = 9
-ST_SIZE = 10
+ST_PENDING = 10
+ST_DECISIONS = 11
+ST_SIZE = 12
+
+#: ``backfill`` code meaning "the decisions come from Python": the loop returns at every pass.
+EXTERNAL = -1
 
 ERR_NONE = 0
 ERR_NOT_QUEUED = 1
@@ -66,6 +71,7 @@ class KernelState:
         self.res_j = np.empty(n, dtype=np.int64)
         self.finished = np.empty(n, dtype=np.int64)
         self.assumed_end = np.full(n, np.nan)
+        self.now = np.zeros(1)  # the instant of a pass handed to Python
 
 
 @njit(cache=True)
@@ -145,13 +151,49 @@ def _queue_insert(queue, qlen, key, j):
 
 
 @njit(cache=True)
+def _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, start, end, heap_t, heap_j, hs,
+           run_end, run_job, rc, st):
+    """Validate and apply a pass's decisions; returns (free, hs, rc, ok). On a refusal ``st`` says why."""
+    for d in range(ns):
+        j = out[d]
+        if j < 0 or j >= n or not queued[j]:
+            st[ST_ERROR] = ERR_NOT_QUEUED
+            st[ST_ERROR_JOB] = j
+            return free, hs, rc, False
+        if size[j] > free:
+            st[ST_ERROR] = ERR_NO_ROOM
+            st[ST_ERROR_JOB] = j
+            return free, hs, rc, False
+        queued[j] = False
+        free -= size[j]
+        start[j] = now
+        duration = runtime[j] if runtime[j] < walltime[j] else walltime[j]
+        end[j] = now + duration
+        hs = _heap_push(heap_t, heap_j, hs, now + duration, j)
+        rc = insert_pair(run_end, run_job, rc, now + estimate[j], j)
+    return free, hs, rc, True
+
+
+@njit(cache=True)
+def _drop_started(queue, qlen, queued):
+    w = 0
+    for r in range(qlen):
+        if queued[queue[r]]:
+            queue[w] = queue[r]
+            w += 1
+    return w
+
+
+@njit(cache=True)
 def run_kernel(
     backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
     st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
-    run_end, run_job, side_end, side_size, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end,
+    run_end, run_job, side_end, side_size, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
-    and the current instant is fully processed. Returns True when the run is complete."""
+    and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
+    ``st[ST_PENDING]`` is set, ``clock[0]`` holds the instant, and the next call first applies the
+    ``st[ST_DECISIONS]`` decisions written to ``out``. Returns True when the run is complete."""
     n = submit.shape[0]
     free = st[ST_FREE]
     nxt = st[ST_NEXT_SUB]
@@ -161,6 +203,17 @@ def run_kernel(
     passes = st[ST_PASSES]
     max_q = st[ST_MAX_QLEN]
     fc = st[ST_FINISHED]
+    if st[ST_PENDING]:
+        st[ST_PENDING] = 0
+        now = clock[0]
+        fc = 0
+        free, hs, rc, ok = _apply(now, st[ST_DECISIONS], out, n, queued, size, walltime, estimate, runtime, free,
+                                  start, end, heap_t, heap_j, hs, run_end, run_job, rc, st)
+        if not ok:
+            return True
+        if st[ST_DECISIONS] > 0:
+            qlen = _drop_started(queue, qlen, queued)
+    pending = False
     while nxt < n or hs > 0:
         if nxt >= stop_after_submissions and nxt < n:
             break
@@ -184,6 +237,10 @@ def run_kernel(
             continue
         # 3. the policy, once, on the view (no true runtimes among its arguments)
         passes += 1
+        if backfill == EXTERNAL:
+            pending = True
+            clock[0] = now
+            break
         if backfill == BACKFILL_CONSERVATIVE:
             ns = conservative_pass(
                 now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
@@ -197,30 +254,12 @@ def run_kernel(
             )
         fc = 0
         # 4. validate and apply the decisions
-        for d in range(ns):
-            j = out[d]
-            if j < 0 or j >= n or not queued[j]:
-                st[ST_ERROR] = ERR_NOT_QUEUED
-                st[ST_ERROR_JOB] = j
-                return True
-            if size[j] > free:
-                st[ST_ERROR] = ERR_NO_ROOM
-                st[ST_ERROR_JOB] = j
-                return True
-            queued[j] = False
-            free -= size[j]
-            start[j] = now
-            duration = runtime[j] if runtime[j] < walltime[j] else walltime[j]
-            end[j] = now + duration
-            hs = _heap_push(heap_t, heap_j, hs, now + duration, j)
-            rc = insert_pair(run_end, run_job, rc, now + estimate[j], j)
+        free, hs, rc, ok = _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, start, end,
+                                  heap_t, heap_j, hs, run_end, run_job, rc, st)
+        if not ok:
+            return True
         if ns > 0:
-            w = 0
-            for r in range(qlen):
-                if queued[queue[r]]:
-                    queue[w] = queue[r]
-                    w += 1
-            qlen = w
+            qlen = _drop_started(queue, qlen, queued)
     st[ST_FREE] = free
     st[ST_NEXT_SUB] = nxt
     st[ST_HEAP] = hs
@@ -229,4 +268,7 @@ def run_kernel(
     st[ST_PASSES] = passes
     st[ST_MAX_QLEN] = max_q
     st[ST_FINISHED] = fc
+    if pending:
+        st[ST_PENDING] = 1
+        return False
     return nxt >= n and hs == 0

@@ -1,0 +1,76 @@
+"""Policies written in Python: the protocol and the read-only view they decide from.
+
+A Python policy runs on the same compiled event loop as the built-in ones — same instants, same validation,
+same information boundary — but the loop hands each pass to ``policy.schedule(view)``. The view carries what a
+resource manager knows; there is no true runtime anywhere in it (``JobAttributes`` has no such field).
+
+Jobs are referred to by *position*: their index in the workload sorted in queue order (submit time, job id).
+``view.jobs.job_id[pos]`` gives the id. ``schedule`` returns the positions of the jobs to start now; the engine
+starts them in that order and refuses, with an error, one that is not queued or does not fit.
+
+Example — strict FCFS::
+
+    class Fcfs:
+        name = "my-fcfs"
+
+        def schedule(self, view):
+            free, chosen = view.free, []
+            for pos in view.queue:
+                if view.jobs.size[pos] > free:
+                    break
+                chosen.append(pos)
+                free -= view.jobs.size[pos]
+            return chosen
+
+    simulate(jobs, Fcfs(), machine_size=128)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class JobAttributes:
+    """Declared attributes of every job of the workload, by position (read-only arrays)."""
+
+    job_id: np.ndarray
+    user_id: np.ndarray  # -1 where unknown
+    submit_time: np.ndarray
+    size: np.ndarray
+    walltime: np.ndarray
+    estimate: np.ndarray  # the runtime estimate the policy may use (walltime unless a predictor column is named)
+
+
+@dataclass(frozen=True)
+class View:
+    """What the policy knows at one pass. Arrays are read-only snapshots."""
+
+    now: float
+    free: int
+    machine_size: int
+    jobs: JobAttributes
+    queue: np.ndarray  # positions of the queued jobs, in queue order
+    running: np.ndarray  # positions of the running jobs, by ascending expected end
+    running_expected_end: np.ndarray  # start + estimate, aligned with ``running``
+    running_start: np.ndarray  # start times, aligned with ``running``
+    finished: np.ndarray  # positions of the jobs that completed since the previous pass
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A scheduling policy in Python: ``schedule`` returns the positions of the jobs to start now."""
+
+    name: str
+
+    def schedule(self, view: View) -> Iterable[int]: ...
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, copy=True)
+    a.flags.writeable = False
+    return a
