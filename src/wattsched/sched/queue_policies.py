@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from wattsched.sched.sorted_pairs import insert_pair
+from wattsched.sched.sorted_pairs import insert_pair, lower_bound
 
 BACKFILL_NONE = 0
 BACKFILL_EASY = 1
@@ -200,14 +200,7 @@ def _earliest_fit(pt, pa, pn, need, dur):
 def _breakpoint(pt, pa, pn, t):
     """Index of a breakpoint at time t (inserted, carrying the availability of the segment it splits, if
     absent); returns (index, new count). t must be ≥ pt[0]."""
-    lo = 0
-    hi = pn
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = lower_bound(pt, pn, t)
     if lo < pn and pt[lo] == t:
         return lo, pn
     for x in range(pn, lo, -1):
@@ -343,17 +336,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
                 skip_to = fail_x[c]
         if skip_to >= s:
             continue
-        k0 = 0
-        if skip_to > pt[0]:
-            lo = 0
-            hi = pn
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if pt[mid] < skip_to:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            k0 = lo
+        k0 = lower_bound(pt, pn, skip_to) if skip_to > pt[0] else 0
         k = _earlier_fit(pt, pa, pn, k0, need, d, s, own_end)
         if k < 0:
             fail_q[slot] = need
@@ -376,16 +359,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
             p -= 1
         res_t[p] = t
         res_j[p] = j
-        # breakpoints may have been inserted before the walk position
-        lo = 0
-        hi = pn
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if pt[mid] < s:
-                lo = mid + 1
-            else:
-                hi = mid
-        kp = lo
+        kp = lower_bound(pt, pn, s)  # breakpoints may have been inserted before the walk position
     return pn
 
 

@@ -6,6 +6,20 @@ from numba import njit
 
 
 @njit(cache=True)
+def lower_bound(times, count, t):
+    """First index i < count with times[i] >= t (count if none); times[:count] is ascending."""
+    lo = 0
+    hi = count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if times[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
 def insert_pair(times, jobs, count, t, j):
     """Insert (t, j) keeping the first ``count`` entries sorted by (time, job index); returns the new count."""
     lo = 0

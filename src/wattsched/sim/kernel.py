@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from wattsched.sched.queue_policies import BACKFILL_CONSERVATIVE, conservative_pass, queue_pass
-from wattsched.sched.sorted_pairs import insert_pair
+from wattsched.sched.sorted_pairs import insert_pair, lower_bound
 
 # Indices into the integer state vector.
 ST_FREE = 0
@@ -112,14 +112,7 @@ def _heap_pop(ht, hj, hs):
 
 @njit(cache=True)
 def _running_remove(run_end, run_job, rc, e, j):
-    lo = 0
-    hi = rc
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if run_end[mid] < e:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = lower_bound(run_end, rc, e)
     while run_job[lo] != j:
         lo += 1
     for x in range(lo, rc - 1):
