@@ -17,6 +17,7 @@ MACHINE = 8
 POLICY_SHAPES = {
     "fcfs": ("fcfs", "none"), "sjf": ("sjf", "none"), "ljf": ("ljf", "none"), "easy": ("fcfs", "easy"),
     "easy-sjf": ("sjf", "easy"), "easy-saf": ("saf", "easy"), "conservative": ("fcfs", "conservative"),
+    "easy-pc": ("fcfs", "easy"), "easy-saf-pc": ("saf", "easy"),  # without a power check: EASY and EASY-SAF
 }
 PROFILE = settings(
     max_examples=int(os.environ.get("WATTSCHED_HYPOTHESIS_EXAMPLES", "120")),

@@ -2,7 +2,8 @@
 
 numba invalidates a cached function only when *its own* file changes, not when a jitted function it calls in
 another module does, so an edited policy could silently keep running its old compiled code. Keying the cache
-directory on the package's sources makes every edit start from a fresh cache. A user-set ``NUMBA_CACHE_DIR``
+directory on the sources of the package's numba modules (jitted code can only call jitted code) makes every
+edit to them start from a fresh cache, while edits elsewhere keep it. A user-set ``NUMBA_CACHE_DIR``
 wins. Must run before any jitted module is imported (``wattsched/__init__.py`` does it first).
 """
 
@@ -25,8 +26,10 @@ def configure() -> None:
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
+        source = path.read_bytes()
+        if b"numba" in source:
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(source)
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wattsched" / "numba"
     target = root / digest.hexdigest()[:16]
     try:

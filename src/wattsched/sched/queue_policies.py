@@ -47,23 +47,70 @@ def order_keys(order: int, estimate: np.ndarray, size: np.ndarray) -> np.ndarray
     raise ValueError(f"unknown queue order code {order}")
 
 
+# Power checks (reference-spec §1.6). A policy's platform power is the sum of the running jobs' estimates.
+CHECK_NONE = 0
+CHECK_MEAN = 1  # Σm + m_j ≤ cap
+CHECK_MAX = 2  # ΣM + M_j ≤ cap (also "naive", with M = 1860 W × nodes)
+CHECK_GAUSSIAN = 3  # Σm + m_j + k·sqrt(Σs² + s_j²) < cap (strict, as the paper)
+
+RESERVE_NODES = 0  # the priority job's reservation counts nodes only (faithful, [AMBIG-0.7])
+RESERVE_NODES_POWER = 1  # ... nodes and estimated power, with the cap in force at the shadow time
+
+SHADOW_NOW = 0  # a priority job blocked by power only: shadow = now, extra = free − size
+SHADOW_FIRST_END = 1  # ... shadow = the first expected end (easy.cpp)
+
+# Indices into the power configuration and running-sum arrays.
+PC_CHECK = 0
+PC_RESERVE = 1
+PC_SHADOW = 2
+SUM_M = 0
+SUM_MAX = 1
+SUM_S2 = 2
+
+
 @njit(cache=True)
-def _sort_pairs(ends, sizes, count):
+def power_fits(check, k, cap, sm, smax, ss2, m, mx, sd):
+    """Whether a job with estimates (m, mx, sd) fits under ``cap`` next to running sums (sm, smax, ss2)."""
+    if check == CHECK_NONE or cap == math.inf:
+        return True
+    if check == CHECK_MEAN:
+        return sm + m <= cap
+    if check == CHECK_MAX:
+        return smax + mx <= cap
+    return sm + m + k * math.sqrt(ss2 + sd * sd) < cap
+
+
+@njit(cache=True)
+def cap_at(cap_t, cap_v, t):
+    """The cap in force at t (breakpoints ascending, the first at or before any simulated time)."""
+    lo = 0
+    hi = cap_t.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cap_t[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return cap_v[lo - 1] if lo > 0 else math.inf
+
+
+@njit(cache=True)
+def _sort_pairs(ends, jobs, count):
     """Insertion sort of the (usually tiny) side list of phase-1 starts and overdue jobs, by end time."""
     for a in range(1, count):
         e = ends[a]
-        s = sizes[a]
+        j = jobs[a]
         b = a - 1
         while b >= 0 and ends[b] > e:
             ends[b + 1] = ends[b]
-            sizes[b + 1] = sizes[b]
+            jobs[b + 1] = jobs[b]
             b -= 1
         ends[b + 1] = e
-        sizes[b + 1] = s
+        jobs[b + 1] = j
 
 
 @njit(cache=True)
-def _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, sc):
+def _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, sc):
     """Append overdue running jobs (re-dated to their walltime end) to the side list; return (first, sc).
 
     ``first`` is the index of the first non-overdue entry of the sorted running list.
@@ -72,99 +119,189 @@ def _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end
     while first < rc and run_end[first] <= now:
         j = run_job[first]
         side_end[sc] = job_start[j] + walltime[j]
-        side_size[sc] = size[j]
+        side_job[sc] = j
         sc += 1
         first += 1
     return first, sc
 
 
 @njit(cache=True)
-def _next_end(run_end, run_job, rc, a, side_end, side_size, sc, b, size):
-    """Next (end, units) of the running list merged with the side list; returns (end, units, a, b)."""
+def _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b):
+    """Next (end, job) of the running list merged with the side list; returns (end, job, a, b)."""
     if b >= sc or (a < rc and run_end[a] <= side_end[b]):
-        return run_end[a], size[run_job[a]], a + 1, b
-    return side_end[b], side_size[b], a, b + 1
+        return run_end[a], run_job[a], a + 1, b
+    return side_end[b], side_job[b], a, b + 1
 
 
 @njit(cache=True)
-def shadow_and_extra(now, need, free, run_end, run_job, rc, first, side_end, side_size, sc, size):
-    """Earliest expected end at which ``need`` units are free, and the units free then beyond ``need``.
+def _reservation(
+    now, pj, free, run_end, run_job, rc, first, side_end, side_job, sc, size, pcfg, k, sums,
+    est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
+):
+    """Shadow time and extra units for the priority job pj; fills ``shadow_sums`` with the estimated power
+    still running at the shadow time plus pj's (what backfilled jobs that outlast the shadow must fit next to).
 
-    Walks the running jobs (sorted list from ``first``) merged with the sorted side list. All jobs whose
-    expected end equals the shadow time count towards ``extra``.
+    ``nodes``: the earliest expected end at which pj's units are free (all jobs ending then count towards
+    ``extra``); when its units are free already (pj is blocked by power), the shadow is now (or, with
+    ``SHADOW_FIRST_END``, the first expected end). ``nodes+power``: the earliest instant — an expected end or a
+    cap change — at which both its units and its estimated power fit.
     """
+    need = size[pj]
+    reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and pcfg[PC_CHECK] != CHECK_NONE
+    check = pcfg[PC_CHECK]
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
     avail = free
-    if avail >= need:
-        return now, avail - need
+    shadow = math.inf
     a = first
     b = 0
-    shadow = math.inf
-    while a < rc or b < sc:
-        e, s, a, b = _next_end(run_end, run_job, rc, a, side_end, side_size, sc, b, size)
-        if shadow < math.inf and e > shadow:
-            break
-        avail += s
-        if shadow == math.inf and avail >= need:
-            shadow = e
+    c = lower_bound_right(cap_t, now)  # next cap change after now
+    if need <= avail and not reserve_power:
+        if pcfg[PC_SHADOW] == SHADOW_NOW or (a >= rc and b >= sc):
+            shadow = now
+        else:
+            shadow = run_end[a] if b >= sc or (a < rc and run_end[a] <= side_end[b]) else side_end[b]
+            # units freed at the first expected end count towards extra
+            while a < rc or b < sc:
+                e, j, a2, b2 = _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b)
+                if e > shadow:
+                    break
+                a = a2
+                b = b2
+                avail += size[j]
+                sm -= est_m[j]
+                smax -= est_max[j]
+                ss2 -= est_s[j] * est_s[j]
+    elif reserve_power and need <= avail and power_fits(check, k, cap_at(cap_t, cap_v, now), sm, smax, ss2,
+                                                       est_m[pj], est_max[pj], est_s[pj]):
+        shadow = now
+    else:
+        while a < rc or b < sc or (reserve_power and c < cap_t.shape[0]):
+            # the next candidate instant: an expected end or (nodes+power) a cap change
+            e_end = math.inf
+            if a < rc or b < sc:
+                e_end = run_end[a] if b >= sc or (a < rc and run_end[a] <= side_end[b]) else side_end[b]
+            e_cap = cap_t[c] if reserve_power and c < cap_t.shape[0] else math.inf
+            e = min(e_end, e_cap)
+            if e == math.inf:
+                break
+            while a < rc or b < sc:
+                e2, j, a2, b2 = _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b)
+                if e2 > e:
+                    break
+                a = a2
+                b = b2
+                avail += size[j]
+                sm -= est_m[j]
+                smax -= est_max[j]
+                ss2 -= est_s[j] * est_s[j]
+            while reserve_power and c < cap_t.shape[0] and cap_t[c] <= e:
+                c += 1
+            if avail >= need and (not reserve_power or power_fits(
+                    check, k, cap_at(cap_t, cap_v, e), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])):
+                shadow = e
+                break
+    shadow_sums[SUM_M] = sm + est_m[pj]
+    shadow_sums[SUM_MAX] = smax + est_max[pj]
+    shadow_sums[SUM_S2] = ss2 + est_s[pj] * est_s[pj]
     if shadow == math.inf:
         return math.inf, 0
     return shadow, avail - need
 
 
 @njit(cache=True)
+def lower_bound_right(times, t):
+    """First index i with times[i] > t."""
+    lo = 0
+    hi = times.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if times[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
 def queue_pass(
     backfill, now, queue, qlen, free, run_end, run_job, rc, job_start,
-    size, estimate, walltime, reservation, side_end, side_size, out,
+    size, estimate, walltime, reservation, side_end, side_job, out,
+    pcfg, k, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
 ):
-    """One scheduling pass for ``none`` and ``easy`` backfilling; returns the number of jobs written to ``out``.
+    """One scheduling pass for ``none`` and ``easy`` backfilling, with the power check of ``pcfg`` on every start
+    (reference-spec §1.8.1); returns the number of jobs written to ``out``.
 
     ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job.
     """
+    check = pcfg[PC_CHECK]
+    cap = cap_at(cap_t, cap_v, now)
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
     ns = 0
     sc = 0
     i = 0
     while i < qlen:
         j = queue[i]
-        if size[j] <= free:
+        if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             out[ns] = j
             ns += 1
             free -= size[j]
+            sm += est_m[j]
+            smax += est_max[j]
+            ss2 += est_s[j] * est_s[j]
             side_end[sc] = now + estimate[j]
-            side_size[sc] = size[j]
+            side_job[sc] = j
             sc += 1
             i += 1
         else:
             break
-    if i >= qlen or backfill == BACKFILL_NONE or free == 0:
-        if i < qlen and backfill == BACKFILL_EASY and math.isnan(reservation[queue[i]]):
-            # The priority job's reservation is still defined when nothing can be backfilled.
-            first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, sc)
-            _sort_pairs(side_end, side_size, sc)
-            shadow, _ = shadow_and_extra(
-                now, size[queue[i]], free, run_end, run_job, rc, first, side_end, side_size, sc, size
-            )
-            reservation[queue[i]] = shadow
+    if i >= qlen or backfill == BACKFILL_NONE:
         return ns
     pj = queue[i]
-    first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, sc)
-    _sort_pairs(side_end, side_size, sc)
-    shadow, extra = shadow_and_extra(now, size[pj], free, run_end, run_job, rc, first, side_end, side_size, sc, size)
+    if free == 0 and not math.isnan(reservation[pj]):
+        return ns  # nothing can be backfilled and the priority job's first reservation is known
+    first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, sc)
+    _sort_pairs(side_end, side_job, sc)
+    sums_now = np.empty(3)
+    sums_now[SUM_M] = sm
+    sums_now[SUM_MAX] = smax
+    sums_now[SUM_S2] = ss2
+    shadow, extra = _reservation(now, pj, free, run_end, run_job, rc, first, side_end, side_job, sc, size, pcfg,
+                                 k, sums_now, est_m, est_max, est_s, cap_t, cap_v, shadow_sums)
     if math.isnan(reservation[pj]):
         reservation[pj] = shadow
-    for k in range(i + 1, qlen):
+    reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and check != CHECK_NONE
+    cap_sh = cap_at(cap_t, cap_v, shadow) if reserve_power and shadow < math.inf else math.inf
+    for x in range(i + 1, qlen):
         if free == 0:
             break
-        j = queue[k]
-        s = size[j]
-        if s > free:
+        j = queue[x]
+        q = size[j]
+        if q > free:
             continue
         ends_in_time = now + estimate[j] <= shadow
-        if ends_in_time or s <= extra:
-            out[ns] = j
-            ns += 1
-            free -= s
-            if not ends_in_time:
-                extra -= s
+        if not ends_in_time and q > extra:
+            continue
+        if not power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+            continue
+        if not ends_in_time and reserve_power and not power_fits(
+                check, k, cap_sh, shadow_sums[SUM_M], shadow_sums[SUM_MAX], shadow_sums[SUM_S2],
+                est_m[j], est_max[j], est_s[j]):
+            continue
+        out[ns] = j
+        ns += 1
+        free -= q
+        sm += est_m[j]
+        smax += est_max[j]
+        ss2 += est_s[j] * est_s[j]
+        if not ends_in_time:
+            extra -= q
+            shadow_sums[SUM_M] += est_m[j]
+            shadow_sums[SUM_MAX] += est_max[j]
+            shadow_sums[SUM_S2] += est_s[j] * est_s[j]
     return ns
 
 
@@ -252,17 +389,18 @@ def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
 
 
 @njit(cache=True)
-def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, pt, pa):
+def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size, side_end, side_job, pt, pa):
     """Availability profile of the running jobs alone (overdue ones re-dated to their walltime end)."""
-    first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, size, side_end, side_size, 0)
-    _sort_pairs(side_end, side_size, sc)
+    first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, 0)
+    _sort_pairs(side_end, side_job, sc)
     pt[0] = now
     pa[0] = free
     pn = 1
     a = first
     b = 0
     while a < rc or b < sc:
-        e, s, a, b = _next_end(run_end, run_job, rc, a, side_end, side_size, sc, b, size)
+        e, j, a, b = _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b)
+        s = size[j]
         if e == pt[pn - 1]:
             pa[pn - 1] += s
         else:
@@ -366,7 +504,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
 @njit(cache=True)
 def conservative_pass(
     now, queue, qlen, free, run_end, run_job, rc, job_start, size, estimate, walltime,
-    reservation, first_reservation, side_end, side_size, out,
+    reservation, first_reservation, side_end, side_job, out,
     pt, pa, pol, res_t, res_j, fin, fc, assumed_end,
 ):
     """Conservative backfilling with a persistent availability profile (Mu'alem & Feitelson 2001).
@@ -388,7 +526,7 @@ def conservative_pass(
     stale = rn > 0 and res_t[0] < now  # a due job could not start (its units held past their estimate)
     if rn == 0 or overdue or stale:
         pn = _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size,
-                                   side_end, side_size, pt, pa)
+                                   side_end, side_job, pt, pa)
         for a in range(rc):
             j = run_job[a]
             assumed_end[j] = run_end[a] if run_end[a] > now else job_start[j] + walltime[j]
@@ -397,9 +535,9 @@ def conservative_pass(
         for idx in range(old):
             j = res_j[idx]  # res list is read in order; entries before idx are already re-placed
             side_end[idx] = res_t[idx]
-            side_size[idx] = j
+            side_job[idx] = j
         for idx in range(old):
-            j = side_size[idx]
+            j = side_job[idx]
             pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
             rn = insert_pair(res_t, res_j, rn, reservation[j], j)
     else:

@@ -40,6 +40,10 @@ POLICIES: dict[str, QueuePolicy] = {
                     "EASY backfilling, queue sorted by smallest area (estimate x size) first"),
         QueuePolicy("easy-sjf", ORDER_SJF, BACKFILL_EASY,
                     "EASY backfilling, queue sorted by shortest runtime estimate first"),
+        QueuePolicy("easy-pc", ORDER_FCFS, BACKFILL_EASY,
+                    "EASY+PC (paper 000, Algorithm 1): EASY with the power check on every start"),
+        QueuePolicy("easy-saf-pc", ORDER_SAF, BACKFILL_EASY,
+                    "EASY-SAF with the power check on every start (smallest area first)"),
         QueuePolicy("conservative", ORDER_FCFS, BACKFILL_CONSERVATIVE,
                     "conservative backfilling: every queued job holds a reservation that never moves later"),
     )

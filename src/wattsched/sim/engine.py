@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.sched.powercheck import PowerCheck
 from wattsched.sched.python_policy import JobAttributes, Policy, View, read_only
-from wattsched.sched.queue_policies import ORDER_FCFS, order_keys
+from wattsched.sched.queue_policies import BACKFILL_CONSERVATIVE, ORDER_FCFS, order_keys
 from wattsched.sched.registry import QueuePolicy, get_policy
 from wattsched.sim.kernel import (
     ERR_NO_ROOM,
@@ -103,12 +104,19 @@ def simulate(
     runtime_estimate: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     chunks: int = 50,
+    power_check: PowerCheck | None = None,
+    power_estimates: tuple[str, str, str] = ("est_dyn_mean", "est_dyn_max", "est_dyn_std"),
+    cap: Any = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
 
     ``policy`` is a built-in policy's name, a ``QueuePolicy``, or any object with a ``name`` and a
     ``schedule(view)`` method (``wattsched.sched.python_policy.Policy``), which is then called at every pass.
     ``progress(done, total)`` is called between chunks of submissions when given.
+
+    Power: ``power_check`` applies to every start; ``power_estimates`` names the job-level dynamic estimate
+    columns (mean, max, std; watts) it reads; ``cap`` is a piecewise-constant cap on dynamic power with
+    ``times`` (ascending) and ``caps`` arrays (``inf`` = no cap), whose changes are timer events.
     """
     external = None
     if isinstance(policy, str):
@@ -146,6 +154,7 @@ def simulate(
     notes: list[str] = []
     estimate = _estimates(jobs, runtime_estimate, walltime, notes)
     key = order_keys(pol.order, estimate, size)
+    pcfg, k, est_m, est_max, est_s, cap_t, cap_v = _power_inputs(jobs, power_check, power_estimates, cap, pol)
     state = KernelState(n, machine_size)
     attributes = _attributes(jobs, submit, size, walltime, estimate) if external is not None else None
     t0 = time.perf_counter()
@@ -156,8 +165,9 @@ def simulate(
             pol.backfill, submit, size, walltime, estimate, runtime, key, target,
             state.st, state.start, state.end, state.first_reservation, state.reservation,
             state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
-            state.side_end, state.side_size, state.out, state.prof_t, state.prof_a, state.pol,
+            state.side_end, state.side_job, state.out, state.prof_t, state.prof_a, state.pol,
             state.res_t, state.res_j, state.finished, state.assumed_end, state.now,
+            pcfg, k, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
         )
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
@@ -173,8 +183,10 @@ def simulate(
     stuck = np.isnan(state.start)
     if stuck.any():
         first = jobs["job_id"][int(np.flatnonzero(stuck)[0])]
+        hint = "; its estimated power may exceed the cap for good" if pcfg[0] != 0 else ""
         raise SimulationError(
             f"policy {pol.name!r} left {int(stuck.sum())} job(s) queued with nothing running (first: job {first})"
+            + hint
         )
     schedule = _schedule_table(jobs, state, estimate)
     return SimulationResult(
@@ -187,6 +199,43 @@ def simulate(
         elapsed_s=elapsed,
         notes=notes,
     )
+
+
+def _power_inputs(
+    jobs: pl.DataFrame, check: PowerCheck | None, columns: tuple[str, str, str], cap: Any, pol: QueuePolicy
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Arrays for the kernel's power bookkeeping (all zeros and no cap when there is no power check)."""
+    n = jobs.height
+    check = check or PowerCheck()
+    pcfg = np.array(check.codes(), dtype=np.int64)
+    if cap is None:
+        cap_t = np.empty(0)
+        cap_v = np.empty(0)
+    else:
+        cap_t = np.asarray(cap.times, dtype=np.float64)
+        cap_v = np.asarray(cap.caps, dtype=np.float64)
+        if cap_t.ndim != 1 or cap_t.shape != cap_v.shape or (np.diff(cap_t) <= 0).any():
+            raise SimulationError("cap schedule: times must be strictly ascending and match the caps")
+        cap_v = np.where(np.isnan(cap_v), np.inf, cap_v)
+    if check.check == "none":
+        zeros = np.zeros(n)
+        return pcfg, 0.0, zeros, zeros, zeros, cap_t, cap_v
+    if pol.backfill == BACKFILL_CONSERVATIVE:
+        raise SimulationError("power checks are not available with conservative backfilling yet")
+    missing = [c for c in columns if c not in jobs.columns]
+    if missing:
+        raise SimulationError(
+            f"power check {check.name!r} needs job-level dynamic estimate columns {missing} "
+            f"(watts: mean, max, std), e.g. from wattsched.platform.power.job_dynamic_estimates"
+        )
+    arrays = []
+    for c in columns:
+        a = jobs[c].cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
+        if not np.isfinite(a).all():
+            bad = jobs["job_id"][int(np.flatnonzero(~np.isfinite(a))[0])]
+            raise SimulationError(f"power estimate column {c!r} is missing or not finite for job {bad}")
+        arrays.append(a)
+    return pcfg, float(check.k), arrays[0], arrays[1], arrays[2], cap_t, cap_v
 
 
 def _attributes(

@@ -15,10 +15,19 @@ All state lives in arrays passed in, so a run can be sliced into chunks (for a p
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from wattsched.sched.queue_policies import BACKFILL_CONSERVATIVE, conservative_pass, queue_pass
+from wattsched.sched.queue_policies import (
+    BACKFILL_CONSERVATIVE,
+    SUM_M,
+    SUM_MAX,
+    SUM_S2,
+    conservative_pass,
+    queue_pass,
+)
 from wattsched.sched.sorted_pairs import insert_pair, lower_bound
 
 # Indices into the integer state vector.
@@ -34,7 +43,8 @@ ST_MAX_QLEN = 8
 ST_FINISHED = 9
 ST_PENDING = 10
 ST_DECISIONS = 11
-ST_SIZE = 12
+ST_CAP_NEXT = 12
+ST_SIZE = 13
 
 #: ``backfill`` code meaning "the decisions come from Python": the loop returns at every pass.
 EXTERNAL = -1
@@ -61,7 +71,7 @@ class KernelState:
         self.run_end = np.empty(n, dtype=np.float64)
         self.run_job = np.empty(n, dtype=np.int64)
         self.side_end = np.empty(n, dtype=np.float64)
-        self.side_size = np.empty(n, dtype=np.int64)
+        self.side_job = np.empty(n, dtype=np.int64)
         self.out = np.empty(n, dtype=np.int64)
         # conservative backfilling's persistent profile and reservation list, and the completions it has not seen
         self.prof_t = np.empty(8 * n + 8, dtype=np.float64)
@@ -72,6 +82,9 @@ class KernelState:
         self.finished = np.empty(n, dtype=np.int64)
         self.assumed_end = np.full(n, np.nan)
         self.now = np.zeros(1)  # the instant of a pass handed to Python
+        # the policy's power bookkeeping: Σ mean, Σ max and Σ σ² of the running jobs' estimates
+        self.sums = np.zeros(3)
+        self.shadow_sums = np.zeros(3)
 
 
 @njit(cache=True)
@@ -145,7 +158,7 @@ def _queue_insert(queue, qlen, key, j):
 
 @njit(cache=True)
 def _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, start, end, heap_t, heap_j, hs,
-           run_end, run_job, rc, st):
+           run_end, run_job, rc, st, sums, est_m, est_max, est_s):
     """Validate and apply a pass's decisions; returns (free, hs, rc, ok). On a refusal ``st`` says why."""
     for d in range(ns):
         j = out[d]
@@ -164,6 +177,9 @@ def _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, sta
         end[j] = now + duration
         hs = _heap_push(heap_t, heap_j, hs, now + duration, j)
         rc = insert_pair(run_end, run_job, rc, now + estimate[j], j)
+        sums[SUM_M] += est_m[j]
+        sums[SUM_MAX] += est_max[j]
+        sums[SUM_S2] += est_s[j] * est_s[j]
     return free, hs, rc, True
 
 
@@ -181,7 +197,8 @@ def _drop_started(queue, qlen, queued):
 def run_kernel(
     backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
     st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
-    run_end, run_job, side_end, side_size, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
+    run_end, run_job, side_end, side_job, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
+    pcfg, k, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
@@ -201,16 +218,28 @@ def run_kernel(
         now = clock[0]
         fc = 0
         free, hs, rc, ok = _apply(now, st[ST_DECISIONS], out, n, queued, size, walltime, estimate, runtime, free,
-                                  start, end, heap_t, heap_j, hs, run_end, run_job, rc, st)
+                                  start, end, heap_t, heap_j, hs, run_end, run_job, rc, st,
+                                  sums, est_m, est_max, est_s)
         if not ok:
             return True
         if st[ST_DECISIONS] > 0:
             qlen = _drop_started(queue, qlen, queued)
     pending = False
-    while nxt < n or hs > 0:
+    ncap = cap_t.shape[0]
+    cnext = st[ST_CAP_NEXT]
+    # cap changes are timer events: they matter while jobs wait (a rising cap may unblock them)
+    while nxt < n or hs > 0 or (qlen > 0 and cnext < ncap):
         if nxt >= stop_after_submissions and nxt < n:
             break
-        now = heap_t[0] if hs > 0 and (nxt >= n or heap_t[0] <= submit[nxt]) else submit[nxt]
+        now = math.inf
+        if hs > 0:
+            now = heap_t[0]
+        if nxt < n and submit[nxt] < now:
+            now = submit[nxt]
+        if qlen > 0 and cnext < ncap and cap_t[cnext] < now:
+            now = cap_t[cnext]
+        while cnext < ncap and cap_t[cnext] <= now:
+            cnext += 1
         # 1. every completion at this instant
         while hs > 0 and heap_t[0] == now:
             j = heap_j[0]
@@ -219,6 +248,12 @@ def run_kernel(
             rc = _running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
             finished[fc] = j
             fc += 1
+            if rc == 0:
+                sums[:] = 0.0  # exact zero when nothing runs: no drift from float additions and removals
+            else:
+                sums[SUM_M] -= est_m[j]
+                sums[SUM_MAX] -= est_max[j]
+                sums[SUM_S2] -= est_s[j] * est_s[j]
         # 2. every submission at this instant
         while nxt < n and submit[nxt] == now:
             qlen = _queue_insert(queue, qlen, key, nxt)
@@ -237,18 +272,19 @@ def run_kernel(
         if backfill == BACKFILL_CONSERVATIVE:
             ns = conservative_pass(
                 now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
-                reservation, first_reservation, side_end, side_size, out,
+                reservation, first_reservation, side_end, side_job, out,
                 prof_t, prof_a, pol, res_t, res_j, finished, fc, assumed_end,
             )
         else:
             ns = queue_pass(
                 backfill, now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
-                first_reservation, side_end, side_size, out,
+                first_reservation, side_end, side_job, out,
+                pcfg, k, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
             )
         fc = 0
         # 4. validate and apply the decisions
         free, hs, rc, ok = _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, start, end,
-                                  heap_t, heap_j, hs, run_end, run_job, rc, st)
+                                  heap_t, heap_j, hs, run_end, run_job, rc, st, sums, est_m, est_max, est_s)
         if not ok:
             return True
         if ns > 0:
@@ -261,6 +297,7 @@ def run_kernel(
     st[ST_PASSES] = passes
     st[ST_MAX_QLEN] = max_q
     st[ST_FINISHED] = fc
+    st[ST_CAP_NEXT] = cnext
     if pending:
         st[ST_PENDING] = 1
         return False
