@@ -88,7 +88,7 @@ def test_agrees_with_reference_simulator(jobs: pl.DataFrame, policy: str) -> Non
 @given(workloads(exact=True))
 def test_easy_never_delays_the_head_reservation_when_runtimes_equal_walltimes(jobs: pl.DataFrame) -> None:
     """FCFS EASY only: under easy-sjf/easy-saf a newcomer that sorts first becomes the priority job and may take
-    the units reserved for the previous one (docs/semantics.md §3.4), which is how SAF starves wide jobs."""
+    the units reserved for the previous one (docs/semantics.md §3.1), which is how SAF starves wide jobs."""
     s = simulate(jobs, "easy", MACHINE).schedule
     reserved = s.filter(pl.col("first_reservation").is_not_nan())
     assert (reserved["start_time"] <= reserved["first_reservation"]).all()
