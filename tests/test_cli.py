@@ -60,7 +60,7 @@ def test_csv_output_and_generated_workload(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     out = tmp_path / "run"
     result = runner.invoke(app, ["simulate", "--workload", str(workload), "--policy", "easy-saf",
-                                 "--output", str(out), "--format", "csv", "--window", "0:86400"])
+                                 "--output", str(out), "--format", "csv", "--metrics-window", "0:86400"])
     assert result.exit_code == 0, result.output
     jobs = pl.read_csv(out / "jobs.csv")
     assert jobs.height == 500

@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
+from wattsched.power_run import ESTIMATE_COLUMNS, PowerSetup, power_outputs, with_estimates
 from wattsched.sim.engine import SimulationResult, simulate
 from wattsched.workload.load import load_workload
 from wattsched.workload.schema import Provenance, ReadResult, WorkloadError
@@ -27,6 +28,7 @@ class RunOutput:
     rejects: pl.DataFrame
     provenance: Provenance
     summary: dict[str, Any]
+    power: pl.DataFrame | None = None
 
 
 def resolve_machine_size(provenance: Provenance, machine_size: int | None) -> int:
@@ -50,13 +52,24 @@ def run_policy(
     strict: bool = False,
     window: tuple[float, float] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    power: PowerSetup | None = None,
+    baseline: bool = True,
 ) -> RunOutput:
-    """Read (or take) a workload, simulate ``policy`` and summarise the schedule."""
+    """Read (or take) a workload, simulate ``policy`` and summarise the schedule; with ``power``, under a power
+    check and cap, adding the actual power timeline and the power metrics."""
     read = workload if isinstance(workload, ReadResult) else load_workload(
         workload, machine_size=machine_size, strict=strict
     )
     size = resolve_machine_size(read.provenance, machine_size)
-    result = simulate(read.jobs, policy, size, runtime_estimate=runtime_estimate, progress=progress)
+    workload = read.jobs
+    power_kw: dict[str, Any] = {}
+    if power is not None:
+        workload = with_estimates(workload, power)
+        period = read.provenance.header.get("sample_period")
+        if period:
+            power = PowerSetup(power.platform, power.check, power.source, power.cap, power.window_end, float(period))
+        power_kw = {"power_check": power.check, "power_estimates": ESTIMATE_COLUMNS, "cap": power.cap}
+    result = simulate(workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, **power_kw)
     jobs = add_job_metrics(result.schedule)
     summary = {
         "run": result.info(),
@@ -69,7 +82,10 @@ def run_policy(
         },
         "metrics": summarise(result.schedule, size, window=window),
     }
-    return RunOutput(result, jobs, read.rejects, read.provenance, summary)
+    timeline = None
+    if power is not None:
+        timeline, summary["power"] = power_outputs(workload, result.schedule, power, size, baseline=baseline)
+    return RunOutput(result, jobs, read.rejects, read.provenance, summary, timeline)
 
 
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:
@@ -96,6 +112,12 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
     run.rejects.write_parquet(paths["rejects"])
     paths["summary"].write_text(json.dumps(run.summary, indent=2, default=_json_default) + "\n")
     paths["provenance"].write_text(run.provenance.to_json() + "\n")
+    if run.power is not None:
+        paths["power"] = out / f"power.{fmt}"
+        if fmt == "parquet":
+            run.power.write_parquet(paths["power"])
+        else:
+            run.power.write_csv(paths["power"])
     return paths
 
 

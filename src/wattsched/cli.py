@@ -41,7 +41,7 @@ def _parse_window(window: str | None) -> tuple[float, float] | None:
     try:
         t0, t1 = (float(x) for x in window.split(":"))
     except ValueError:
-        _fail(f"--window must be START:END in seconds, got {window!r}")
+        _fail(f"--metrics-window must be START:END in seconds, got {window!r}")
     return t0, t1
 
 
@@ -49,39 +49,94 @@ def _parse_window(window: str | None) -> tuple[float, float] | None:
 def simulate(
     workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
     policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
-    output: Annotated[Path, typer.Option(help="Directory for jobs, rejects, summary and provenance.")],
+    output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
     runtime_estimate: Annotated[
         str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
     ] = None,
-    window: Annotated[str | None, typer.Option(help="Utilisation window START:END in seconds.")] = None,
+    metrics_window: Annotated[
+        str | None, typer.Option(help="Utilisation and queue-length window START:END in seconds.")
+    ] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+    platform: Annotated[str | None, typer.Option(help="Power platform: a preset (marconi100) or a TOML file.")] = None,
+    power_check: Annotated[
+        str | None,
+        typer.Option(help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P."),
+    ] = None,
+    power_source: Annotated[str, typer.Option(help="Estimates the check uses: real, predicted or naive.")] = "real",
+    cap: Annotated[
+        str | None, typer.Option(help="Cap on dynamic power: a fraction of the platform's dynamic range, or watts "
+                                      "with a W suffix (350000W).")
+    ] = None,
+    window: Annotated[
+        float | None, typer.Option(help="The cap holds during [0, WINDOW) s, then --post-window-cap (paper 000).")
+    ] = None,
+    post_window_cap: Annotated[
+        str, typer.Option(help="Cap after the window: dynamic_range (default), a fraction, watts, or none.")
+    ] = "dynamic_range",
+    cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
+    reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
+    baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
 ) -> None:
-    """Simulate one policy on one workload and write DIR/jobs.(parquet|csv), rejects.parquet, summary.json."""
+    """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     from wattsched.api import run_policy, write_run
     from wattsched.sim.engine import SimulationError
     from wattsched.workload.load import load_workload
 
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)
+        power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
+                             reservation)
+        options = {"machine_size": machine_size, "window": _parse_window(metrics_window), "power": power,
+                   "baseline": baseline}
         if read.jobs.height > PROGRESS_THRESHOLD:
             with Progress(
                 TextColumn("[bold]simulating[/] " + policy), BarColumn(), MofNCompleteColumn(),
                 TextColumn("jobs submitted"), TimeElapsedColumn(), console=err, transient=True,
             ) as bar:
                 task = bar.add_task("sim", total=read.jobs.height)
-                run = run_policy(
-                    read, policy, machine_size=machine_size, window=_parse_window(window),
-                    progress=lambda done, total: bar.update(task, completed=done),
-                )
+                run = run_policy(read, policy, progress=lambda done, total: bar.update(task, completed=done),
+                                 **options)
         else:
-            run = run_policy(read, policy, machine_size=machine_size, window=_parse_window(window))
+            run = run_policy(read, policy, **options)
         paths = write_run(run, output, fmt.value)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     _print_summary(run.summary, title=f"{policy} on {workload.name}")
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation):
+    """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options."""
+    from wattsched.platform.power import PowerCapSchedule, load_cap_file, load_platform, parse_cap
+    from wattsched.power_run import PowerSetup
+    from wattsched.sched.powercheck import PowerCheck
+
+    wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
+    if not wants_power:
+        return None
+    if platform is None:
+        raise ValueError("power options need --platform (e.g. --platform marconi100)")
+    plat = load_platform(platform)
+    check = PowerCheck.named(power_check or "none", reservation=reservation)
+    if cap is not None and cap_file is not None:
+        raise ValueError("give either --cap or --cap-file, not both")
+    schedule = None
+    if cap_file is not None:
+        schedule = load_cap_file(cap_file, platform=plat)
+    elif cap is not None:
+        if window is not None:
+            post = None if post_window_cap.lower() == "none" else (
+                "dynamic_range" if post_window_cap == "dynamic_range" else parse_cap(post_window_cap, plat))
+            schedule = PowerCapSchedule.window(parse_cap(cap, plat), plat, window_end=window, post_window_cap=post)
+        else:
+            schedule = PowerCapSchedule.constant(parse_cap(cap, plat), plat)
+    elif window is not None:
+        raise ValueError("--window needs --cap")
+    if check.check != "none" and schedule is None:
+        raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
+    return PowerSetup(plat, check, power_source, schedule, window)
 
 
 @app.command()
@@ -120,6 +175,28 @@ def generate_lublin_cmd(
     except ValueError as exc:
         _fail(str(exc))
     console.print(f"wrote {result.jobs.height} jobs to {output}")
+
+
+@generate_app.command("m100")
+def generate_m100_cmd(
+    output: Annotated[Path, typer.Option(help="Output Parquet file (power profiles are a list column).")],
+    jobs: Annotated[int, typer.Option(help="Number of jobs.")] = 20_000,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    load: Annotated[float | None, typer.Option(help="Target offered load on the 980 nodes.")] = None,
+    users: Annotated[int, typer.Option(help="Number of users.")] = 480,
+) -> None:
+    """Generate a Marconi100-like workload with per-job power profiles (20 s samples)."""
+    from wattsched.workload.generate import generate_m100like
+    from wattsched.workload.tableio import write_table
+
+    if not output.name.endswith(".parquet"):
+        _fail("power profiles are a list column: write the m100 workload as .parquet")
+    try:
+        result = generate_m100like(jobs, seed=seed, target_load=load, n_users=users)
+        write_table(result.jobs, output, provenance=result.provenance)
+    except ValueError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {result.jobs.height} jobs with power profiles to {output}")
 
 
 @app.command()
@@ -171,6 +248,21 @@ def _print_summary(summary: dict, title: str) -> None:
         ("jobs killed at walltime", f"{m['n_killed']:,}" if m["n_killed"] is not None else "n/a"),
         ("simulation time (s)", f"{run['simulation_seconds']:.2f}"),
     ]
+    power = summary.get("power")
+    if power:
+        def pct(x):
+            return "n/a" if x is None else f"{100 * x:.2f}%"
+
+        rows += [
+            ("power check / source", f"{power['power_check']} / {power['power_source']}"),
+            ("power utilisation in the window", pct(power["power_utilisation"])),
+            ("trespass / max instantaneous break", f"{power['trespass']} / {pct(power['max_instantaneous_break'])}"),
+            ("share of window time above the cap", pct(power["time_above_cap_share"])),
+            ("energy over the run (MJ)", f"{power['energy_run_total_j'] / 1e6:,.1f}"),
+            ("jobs started in the window", pct(power["share_started_in_window"])),
+        ]
+        if power.get("turnaround_increase") is not None:
+            rows.append(("turnaround increase vs uncapped EASY", pct(power["turnaround_increase"])))
     for k, v in rows:
         table.add_row(k, v)
     console.print(table)

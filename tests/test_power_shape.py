@@ -1,0 +1,104 @@
+"""Paper 000's qualitative results on the Marconi100-like workload (reference-spec §1.9, target T7), and the
+power CLI end to end."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from wattsched.api import run_policy
+from wattsched.cli import app
+from wattsched.platform.power import PLATFORMS, PowerCapSchedule
+from wattsched.power_run import PowerSetup
+from wattsched.sched.powercheck import PowerCheck
+from wattsched.workload.generate import generate_m100like
+from wattsched.workload.schema import ReadResult
+
+WINDOW = 10_800.0
+
+
+@pytest.fixture(scope="module")
+def loaded_window() -> ReadResult:
+    """A busy start: the jobs submitted in the 12 h before the window are queued at t = 0 (the paper's
+    replay re-submits the jobs queued at the window start), then arrivals go on at load 1.0."""
+    r = generate_m100like(6000, seed=3, target_load=1.0)
+    jobs = r.jobs.with_columns((pl.col("submit_time") - 12 * 3600.0).clip(lower_bound=0.0))
+    return ReadResult(jobs, r.rejects, r.provenance)
+
+
+@pytest.fixture(scope="module")
+def results(loaded_window) -> dict[str, dict]:
+    plat = PLATFORMS["marconi100"]
+    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
+    out = {}
+    for check in ("naive", "max", "mean", "gaussian68", "gaussian95", "gaussian99"):
+        run = run_policy(loaded_window, "easy-pc", power=PowerSetup(plat, PowerCheck.named(check), "real", cap))
+        out[check] = run.summary["power"]
+    return out
+
+
+def test_naive_under_uses_power_most(results) -> None:
+    assert results["naive"]["power_utilisation"] < min(r["power_utilisation"] for c, r in results.items()
+                                                       if c != "naive")
+
+
+def test_real_max_never_trespasses(results) -> None:
+    assert not results["max"]["trespass"] and not results["naive"]["trespass"]
+
+
+def test_mean_trespasses_most(results) -> None:
+    assert results["mean"]["trespass"]
+    for check in ("gaussian68", "gaussian95", "gaussian99", "max", "naive"):
+        assert results["mean"]["time_above_cap_share"] >= results[check]["time_above_cap_share"]
+        assert results["mean"]["max_instantaneous_break"] >= results[check]["max_instantaneous_break"]
+
+
+def test_gaussian_breaks_shrink_with_k(results) -> None:
+    g68, g95, g99 = (results[c]["max_instantaneous_break"] for c in ("gaussian68", "gaussian95", "gaussian99"))
+    assert g99 < g95 < g68
+    assert results["gaussian99"]["time_above_cap_share"] <= results["gaussian68"]["time_above_cap_share"]
+
+
+def test_power_cli_end_to_end(tmp_path) -> None:
+    runner = CliRunner()
+    workload = tmp_path / "m100.parquet"
+    assert runner.invoke(app, ["generate", "m100", "--jobs", "800", "--seed", "4", "--load", "1.0",
+                               "--output", str(workload)]).exit_code == 0
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["simulate", "--workload", str(workload), "--platform", "marconi100",
+                                 "--policy", "easy-pc", "--power-check", "gaussian99", "--power-source", "real",
+                                 "--cap", "0.5", "--window", "10800", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    power = pl.read_parquet(out / "power.parquet")
+    assert power.columns == ["time", "total", "dynamic", "cap"]
+    assert power.filter(pl.col("time") < WINDOW)["cap"].drop_nulls().unique().to_list() == [0.5 * 719_880]
+    summary = json.loads((out / "summary.json").read_text())["power"]
+    assert summary["power_check"] == "gaussian99" and summary["turnaround_increase"] is not None
+    # a canonical table with per-node summaries only (no profiles) works too: flat profiles
+    flat = tmp_path / "flat.csv"
+    pl.read_parquet(workload).drop("power_profile", "state").write_csv(flat)
+    result = runner.invoke(app, ["simulate", "--workload", str(flat), "--machine-size", "980",
+                                 "--platform", "marconi100", "--policy", "easy-pc", "--power-check", "mean",
+                                 "--cap", "300000W", "--output", str(tmp_path / "flat")])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--power-check", "mean"], "--platform"),
+        (["--platform", "marconi100", "--power-check", "mean"], "needs --cap"),
+        (["--platform", "marconi100", "--window", "100"], "--window needs --cap"),
+        (["--platform", "marconi100", "--power-check", "mean", "--cap", "12"], "add 'W' for watts"),
+    ],
+)
+def test_power_options_errors(tmp_path, args, message) -> None:
+    workload = tmp_path / "m100.parquet"
+    CliRunner().invoke(app, ["generate", "m100", "--jobs", "50", "--output", str(workload)])
+    result = CliRunner().invoke(app, ["simulate", "--workload", str(workload), "--policy", "easy-pc",
+                                      "--output", str(tmp_path / "o"), *args])
+    assert result.exit_code == 2
+    assert message in result.output
