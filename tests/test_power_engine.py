@@ -33,8 +33,9 @@ def power_jobs(rows: list[tuple[float, int, float, float, float, float, float]])
     })
 
 
-def starts(jobs, policy, check, cap, machine=10, **kw) -> list[float]:
-    res = simulate(jobs, policy, machine, power_check=PowerCheck.named(check, **kw), cap=cap)
+def starts(jobs, policy, check, cap, machine=10, knapsack_until=None, **kw) -> list[float]:
+    res = simulate(jobs, policy, machine, power_check=PowerCheck.named(check, **kw), cap=cap,
+                   knapsack_until=knapsack_until)
     return res.schedule.sort("job_id")["start_time"].to_list()
 
 
@@ -153,6 +154,68 @@ def test_bookkeeping_never_exceeds_the_cap_at_a_decision(jobs, check, policy, re
     m, mx, sd = (s[c].to_numpy() for c in ("est_dyn_mean", "est_dyn_max", "est_dyn_std"))
     for t in np.unique(start):
         running = (start <= t) & (end > t)
+        c = cap.caps[int(np.searchsorted(cap.times, t, side="right")) - 1]
+        if pc.check == "mean":
+            assert m[running].sum() <= c
+        elif pc.check == "max":
+            assert mx[running].sum() <= c
+        else:
+            assert m[running].sum() + pc.k * math.sqrt((sd[running] ** 2).sum()) < c
+
+
+# reference-spec §1.8.3 [SELF]: at t = 1000, A waited 100 s (p̃ 100, w 200), B 50 s (p̃ 10, w 100), C 10 s
+# (p̃ 1000, w 50). Wait ratios 0.5, 0.5, 0.2 → A, B, C; stretch v = 2, 6, 1.01 → ratios 0.01, 0.06, 0.0202 →
+# B, C, A. The cap is 0 W until 1000 (nothing starts), then 250 W: the first jobs in knapsack order that fit.
+# The knapsack window ends at 50,000 s (by default it would end at the cap's first change, as paper 000's).
+KNAPSACK_EXAMPLE = power_jobs([(900, 1, 100, 100, 200, 200, 0), (950, 1, 10, 10, 100, 100, 0),
+                               (990, 1, 1000, 1000, 50, 50, 0)])
+KNAPSACK_CAP = Cap([0.0, 1000.0, 50_000.0], [0.0, 250.0, 250.0])
+
+
+def test_knapsack_wait_order() -> None:
+    # t=1000: A (200 W) starts, B would make 300 W > 250: stop. t=1100 (A ends): C (ratio 2.2) then B (1.5)
+    assert starts(KNAPSACK_EXAMPLE, "knapsack-wait", "mean", KNAPSACK_CAP, knapsack_until=5e4) == [1000, 1100, 1100]
+
+
+def test_knapsack_stretch_order() -> None:
+    # t=1000: B (100 W) and C (50 W) start, A would make 350 W: stop. t=1010 (B ends): A fits (250 W)
+    assert starts(KNAPSACK_EXAMPLE, "knapsack-stretch", "mean", KNAPSACK_CAP, knapsack_until=5e4) == [1010, 1000, 1000]
+
+
+def test_knapsack_stop_versus_skip() -> None:
+    # wait order A, B, C under a 260 W cap: A starts, B does not fit (300 W); stop leaves C (250 W) waiting,
+    # skip starts it
+    cap = Cap([0.0, 1000.0, 50_000.0], [0.0, 260.0, 260.0])
+    assert starts(KNAPSACK_EXAMPLE, "knapsack-wait", "mean", cap, knapsack_until=5e4) == [1000, 1100, 1100]
+    assert starts(KNAPSACK_EXAMPLE, "knapsack-wait", "mean", cap, knapsack_until=5e4, knapsack="skip") == [
+        1000, 1100, 1000]
+
+
+def test_knapsack_is_easy_pc_after_the_window() -> None:
+    # knapsack_until = 0: the whole run is outside the window, so the schedule is EASY+PC's
+    for policy in ("knapsack-wait", "knapsack-stretch"):
+        res = simulate(KNAPSACK_EXAMPLE, policy, 10, power_check=PowerCheck.named("mean"), cap=KNAPSACK_CAP,
+                       knapsack_until=0.0)
+        easy = simulate(KNAPSACK_EXAMPLE, "easy-pc", 10, power_check=PowerCheck.named("mean"), cap=KNAPSACK_CAP)
+        assert res.schedule["start_time"].to_list() == easy.schedule["start_time"].to_list()
+
+
+@PROFILE
+@given(power_workloads(), st.sampled_from(CHECKS), st.sampled_from(["knapsack-wait", "knapsack-stretch"]),
+       st.sampled_from(["stop", "skip"]), st.lists(st.integers(200, 2000), min_size=0, max_size=3))
+def test_knapsack_bookkeeping_never_exceeds_the_cap(jobs, check, policy, knapsack, levels) -> None:
+    levels = [*levels, 20_000]
+    times = [0.0] + [float(10 * (i + 1)) for i in range(len(levels) - 1)]
+    cap = Cap(times, [float(v) for v in levels])
+    pc = PowerCheck.named(check, knapsack=knapsack)
+    s = simulate(jobs, policy, 8, power_check=pc, cap=cap).schedule.join(
+        jobs.select("job_id", "est_dyn_mean", "est_dyn_max", "est_dyn_std"), on="job_id")
+    start, end = s["start_time"].to_numpy(), s["end_time"].to_numpy()
+    m, mx, sd = (s[c].to_numpy() for c in ("est_dyn_mean", "est_dyn_max", "est_dyn_std"))
+    size = s["size"].to_numpy()
+    for t in np.unique(start):
+        running = (start <= t) & (end > t)
+        assert size[running].sum() <= 8
         c = cap.caps[int(np.searchsorted(cap.times, t, side="right")) - 1]
         if pc.check == "mean":
             assert m[running].sum() <= c

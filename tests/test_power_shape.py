@@ -102,3 +102,26 @@ def test_power_options_errors(tmp_path, args, message) -> None:
                                       "--output", str(tmp_path / "o"), *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+@pytest.fixture(scope="module")
+def policy_results(loaded_window) -> dict[str, dict]:
+    plat = PLATFORMS["marconi100"]
+    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
+    setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, WINDOW)
+    return {p: run_policy(loaded_window, p, power=setup).summary["power"]
+            for p in ("easy-pc", "easy-saf-pc", "knapsack-wait", "knapsack-stretch")}
+
+
+def test_saf_and_knapsacks_start_more_jobs_inside_the_window(policy_results) -> None:
+    # paper 000 §6.6: EASY-FCFS 18 % of the jobs inside the window, SAF and both knapsacks > 30 %
+    easy = policy_results["easy-pc"]["share_started_in_window"]
+    for policy in ("easy-saf-pc", "knapsack-wait", "knapsack-stretch"):
+        assert policy_results[policy]["share_started_in_window"] > easy
+
+
+def test_turnaround_orderings_of_section_6_6(policy_results) -> None:
+    change = {p: r["turnaround_increase"] for p, r in policy_results.items()}
+    assert change["easy-pc"] == max(change.values())  # EASY-FCFS has the worst turnaround change
+    assert change["easy-saf-pc"] == min(change.values())  # SAF the best
+    assert change["knapsack-stretch"] < change["knapsack-wait"]  # Stretch slightly better than Wait

@@ -68,7 +68,8 @@ def run_policy(
         period = read.provenance.header.get("sample_period")
         if period:
             power = PowerSetup(power.platform, power.check, power.source, power.cap, power.window_end, float(period))
-        power_kw = {"power_check": power.check, "power_estimates": ESTIMATE_COLUMNS, "cap": power.cap}
+        power_kw = {"power_check": power.check, "power_estimates": ESTIMATE_COLUMNS, "cap": power.cap,
+                    "knapsack_until": power.window_end}
     result = simulate(workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, **power_kw)
     jobs = add_job_metrics(result.schedule)
     summary = {

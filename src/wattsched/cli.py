@@ -77,6 +77,9 @@ def simulate(
     ] = "dynamic_range",
     cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
     reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
+    knapsack: Annotated[
+        str, typer.Option(help="Knapsack policies at the first job that does not fit: stop or skip.")
+    ] = "stop",
     baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
@@ -87,7 +90,7 @@ def simulate(
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)
         power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
-                             reservation)
+                             reservation, knapsack)
         options = {"machine_size": machine_size, "window": _parse_window(metrics_window), "power": power,
                    "baseline": baseline}
         if read.jobs.height > PROGRESS_THRESHOLD:
@@ -107,7 +110,7 @@ def simulate(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
-def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation):
+def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation, knapsack):
     """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options."""
     from wattsched.platform.power import PowerCapSchedule, load_cap_file, load_platform, parse_cap
     from wattsched.power_run import PowerSetup
@@ -119,7 +122,7 @@ def _power_setup(platform, power_check, power_source, cap, window, post_window_c
     if platform is None:
         raise ValueError("power options need --platform (e.g. --platform marconi100)")
     plat = load_platform(platform)
-    check = PowerCheck.named(power_check or "none", reservation=reservation)
+    check = PowerCheck.named(power_check or "none", reservation=reservation, knapsack=knapsack)
     if cap is not None and cap_file is not None:
         raise ValueError("give either --cap or --cap-file, not both")
     schedule = None

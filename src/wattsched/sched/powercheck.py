@@ -22,6 +22,8 @@ from wattsched.sched.queue_policies import (
     CHECK_MAX,
     CHECK_MEAN,
     CHECK_NONE,
+    KNAPSACK_SKIP,
+    KNAPSACK_STOP,
     RESERVE_NODES,
     RESERVE_NODES_POWER,
     SHADOW_FIRST_END,
@@ -31,6 +33,7 @@ from wattsched.sched.queue_policies import (
 _CHECKS = {"none": CHECK_NONE, "mean": CHECK_MEAN, "max": CHECK_MAX, "gaussian": CHECK_GAUSSIAN}
 _RESERVATIONS = {"nodes": RESERVE_NODES, "nodes+power": RESERVE_NODES_POWER}
 _SHADOWS = {"now": SHADOW_NOW, "first_end": SHADOW_FIRST_END}
+_KNAPSACK = {"stop": KNAPSACK_STOP, "skip": KNAPSACK_SKIP}
 NAMED_CHECKS = ("none", "mean", "max", "naive", "gaussian68", "gaussian95", "gaussian99", "quantile:P")
 
 
@@ -42,17 +45,21 @@ class PowerCheck:
     ``nodes+power`` (its shadow time is when both its units and its estimated power fit, and jobs backfilled
     past it must fit next to it). ``shadow_when_nodes_suffice``: for a priority job blocked by power alone,
     ``now`` (default; extra = free − size) or ``first_end`` (easy.cpp's walk to the first expected end).
+    ``knapsack``: what the greedy knapsacks do at the first job that does not fit: ``stop`` (faithful) or
+    ``skip`` it and go on.
     """
 
     check: str = "none"
     k: float = 0.0
     reservation: str = "nodes"
     shadow_when_nodes_suffice: str = "now"
+    knapsack: str = "stop"
     name: str = "none"
 
     def __post_init__(self) -> None:
         for value, allowed, what in ((self.check, _CHECKS, "check"), (self.reservation, _RESERVATIONS, "reservation"),
-                                     (self.shadow_when_nodes_suffice, _SHADOWS, "shadow_when_nodes_suffice")):
+                                     (self.shadow_when_nodes_suffice, _SHADOWS, "shadow_when_nodes_suffice"),
+                                     (self.knapsack, _KNAPSACK, "knapsack")):
             if value not in allowed:
                 raise ValueError(f"unknown power {what} {value!r}; choose one of {', '.join(allowed)}")
         if self.check == "gaussian" and not self.k > 0:
@@ -78,5 +85,6 @@ class PowerCheck:
             return cls(name, name=name, **options)
         raise ValueError(f"unknown power check {name!r}; choose one of {', '.join(NAMED_CHECKS)}")
 
-    def codes(self) -> tuple[int, int, int]:
-        return _CHECKS[self.check], _RESERVATIONS[self.reservation], _SHADOWS[self.shadow_when_nodes_suffice]
+    def codes(self) -> tuple[int, int, int, int]:
+        return (_CHECKS[self.check], _RESERVATIONS[self.reservation], _SHADOWS[self.shadow_when_nodes_suffice],
+                _KNAPSACK[self.knapsack])

@@ -27,6 +27,8 @@ from wattsched.sched.sorted_pairs import insert_pair, lower_bound
 BACKFILL_NONE = 0
 BACKFILL_EASY = 1
 BACKFILL_CONSERVATIVE = 2
+KNAPSACK_WAIT = 3  # greedy knapsack in the power window (paper 000 Algorithm 2), EASY+PC FCFS after it
+KNAPSACK_STRETCH = 4
 
 ORDER_FCFS = 0
 ORDER_SJF = 1
@@ -59,10 +61,16 @@ RESERVE_NODES_POWER = 1  # ... nodes and estimated power, with the cap in force 
 SHADOW_NOW = 0  # a priority job blocked by power only: shadow = now, extra = free − size
 SHADOW_FIRST_END = 1  # ... shadow = the first expected end (easy.cpp)
 
-# Indices into the power configuration and running-sum arrays.
+KNAPSACK_STOP = 0  # stop at the first job that does not fit (faithful)
+KNAPSACK_SKIP = 1  # skip it and go on (same cost, better packing)
+
+# Indices into the power configuration (int), power parameters (float) and running-sum arrays.
 PC_CHECK = 0
 PC_RESERVE = 1
 PC_SHADOW = 2
+PC_KNAPSACK = 3
+PF_K = 0
+PF_KNAPSACK_END = 1
 SUM_M = 0
 SUM_MAX = 1
 SUM_S2 = 2
@@ -225,16 +233,64 @@ def lower_bound_right(times, t):
 
 
 @njit(cache=True)
+def _knapsack_pass(mode, now, queue, qlen, free, size, estimate, out, pcfg, k, sums, est_m, est_max, est_s,
+                   cap_t, cap_v, submit):
+    """Greedy knapsack (paper 000 Algorithm 2): profit v_j = wait (``KNAPSACK_WAIT``) or stretch
+    (wait + p̃)/p̃ (``KNAPSACK_STRETCH``, p̃ floored at 1 s), weight w_j = the estimate the check uses (m for
+    mean/gaussian, M for max/naive) floored at 1 W ([AMBIG-0.8]); jobs in descending v/w (ties: queue order)
+    start while they fit in units and power; at the first that does not, stop (or skip it, ``KNAPSACK_SKIP``).
+    No backfilling, no reservation."""
+    check = pcfg[PC_CHECK]
+    cap = cap_at(cap_t, cap_v, now)
+    ratio = np.empty(qlen)
+    for x in range(qlen):
+        j = queue[x]
+        wait = now - submit[j]
+        if mode == KNAPSACK_WAIT:
+            v = wait
+        else:
+            p = estimate[j] if estimate[j] > 1.0 else 1.0
+            v = (wait + p) / p
+        w = est_max[j] if check == CHECK_MAX else est_m[j]
+        if w < 1.0:
+            w = 1.0
+        ratio[x] = -v / w  # ascending sort of −v/w = descending v/w; stable: ties keep queue order
+    order = np.argsort(ratio, kind="mergesort")
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
+    ns = 0
+    for x in range(qlen):
+        j = queue[order[x]]
+        if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+            out[ns] = j
+            ns += 1
+            free -= size[j]
+            sm += est_m[j]
+            smax += est_max[j]
+            ss2 += est_s[j] * est_s[j]
+        elif pcfg[PC_KNAPSACK] == KNAPSACK_STOP:
+            break
+    return ns
+
+
+@njit(cache=True)
 def queue_pass(
     backfill, now, queue, qlen, free, run_end, run_job, rc, job_start,
     size, estimate, walltime, reservation, side_end, side_job, out,
-    pcfg, k, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
+    pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums, submit,
 ):
-    """One scheduling pass for ``none`` and ``easy`` backfilling, with the power check of ``pcfg`` on every start
-    (reference-spec §1.8.1); returns the number of jobs written to ``out``.
+    """One scheduling pass for ``none`` and ``easy`` backfilling and the greedy knapsacks, with the power check
+    of ``pcfg`` on every start (reference-spec §1.8); returns the number of jobs written to ``out``.
 
     ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job.
     """
+    k = pf[PF_K]
+    if backfill in (KNAPSACK_WAIT, KNAPSACK_STRETCH):
+        if now < pf[PF_KNAPSACK_END]:
+            return _knapsack_pass(backfill, now, queue, qlen, free, size, estimate, out, pcfg, k, sums,
+                                  est_m, est_max, est_s, cap_t, cap_v, submit)
+        backfill = BACKFILL_EASY  # outside the window: EASY+PC in FCFS order
     check = pcfg[PC_CHECK]
     cap = cap_at(cap_t, cap_v, now)
     sm = sums[SUM_M]

@@ -107,6 +107,7 @@ def simulate(
     power_check: PowerCheck | None = None,
     power_estimates: tuple[str, str, str] = ("est_dyn_mean", "est_dyn_max", "est_dyn_std"),
     cap: Any = None,
+    knapsack_until: float | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
 
@@ -117,6 +118,7 @@ def simulate(
     Power: ``power_check`` applies to every start; ``power_estimates`` names the job-level dynamic estimate
     columns (mean, max, std; watts) it reads; ``cap`` is a piecewise-constant cap on dynamic power with
     ``times`` (ascending) and ``caps`` arrays (``inf`` = no cap), whose changes are timer events.
+    ``knapsack_until``: where the knapsack policies' window ends (default: the cap's first change).
     """
     external = None
     if isinstance(policy, str):
@@ -155,6 +157,9 @@ def simulate(
     estimate = _estimates(jobs, runtime_estimate, walltime, notes)
     key = order_keys(pol.order, estimate, size)
     pcfg, k, est_m, est_max, est_s, cap_t, cap_v = _power_inputs(jobs, power_check, power_estimates, cap, pol)
+    if knapsack_until is None:
+        knapsack_until = float(cap_t[1]) if cap_t.size > 1 else np.inf
+    pf = np.array([k, knapsack_until], dtype=np.float64)
     state = KernelState(n, machine_size)
     attributes = _attributes(jobs, submit, size, walltime, estimate) if external is not None else None
     t0 = time.perf_counter()
@@ -167,7 +172,7 @@ def simulate(
             state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
             state.side_end, state.side_job, state.out, state.prof_t, state.prof_a, state.pol,
             state.res_t, state.res_j, state.finished, state.assumed_end, state.now,
-            pcfg, k, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
+            pcfg, pf, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
         )
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)

@@ -198,7 +198,7 @@ def run_kernel(
     backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
     st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
     run_end, run_job, side_end, side_job, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
-    pcfg, k, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
+    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
@@ -279,7 +279,7 @@ def run_kernel(
             ns = queue_pass(
                 backfill, now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
                 first_reservation, side_end, side_job, out,
-                pcfg, k, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
+                pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums, submit,
             )
         fc = 0
         # 4. validate and apply the decisions
