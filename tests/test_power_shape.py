@@ -125,3 +125,18 @@ def test_turnaround_orderings_of_section_6_6(policy_results) -> None:
     assert change["easy-pc"] == max(change.values())  # EASY-FCFS has the worst turnaround change
     assert change["easy-saf-pc"] == min(change.values())  # SAF the best
     assert change["knapsack-stretch"] < change["knapsack-wait"]  # Stretch slightly better than Wait
+
+
+def test_jobs_that_could_never_fit_are_rejected_with_a_reason() -> None:
+    r = generate_m100like(300, seed=5)
+    jobs = r.jobs.with_columns(  # job 1 claims 2,000 W per node on 256 nodes: 451,840 W dynamic, above any cap
+        pl.when(pl.col("job_id") == 1).then(256).otherwise(pl.col("size")).alias("size"),
+        pl.when(pl.col("job_id") == 1).then(2000.0).otherwise(pl.col("power_mean")).alias("power_mean"),
+    )
+    plat = PLATFORMS["marconi100"]
+    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW, post_window_cap=0.6)
+    run = run_policy(ReadResult(jobs, r.rejects, r.provenance), "easy-pc",
+                     power=PowerSetup(plat, PowerCheck.named("mean"), "real", cap))
+    assert run.rejects.select("job_id", "field").rows() == [(1, "power")]
+    assert "could never start" in run.rejects["reason"][0]
+    assert run.jobs.height == 299 and run.summary["workload"]["rejected"] == 1

@@ -11,7 +11,13 @@ from typing import Any
 import polars as pl
 
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
-from wattsched.power_run import ESTIMATE_COLUMNS, PowerSetup, power_outputs, with_estimates
+from wattsched.power_run import (
+    ESTIMATE_COLUMNS,
+    PowerSetup,
+    power_outputs,
+    reject_never_fitting,
+    with_estimates,
+)
 from wattsched.sim.engine import SimulationResult, simulate
 from wattsched.workload.load import load_workload
 from wattsched.workload.schema import Provenance, ReadResult, WorkloadError
@@ -62,9 +68,11 @@ def run_policy(
     )
     size = resolve_machine_size(read.provenance, machine_size)
     workload = read.jobs
+    rejects = read.rejects
     power_kw: dict[str, Any] = {}
     if power is not None:
         workload = with_estimates(workload, power)
+        workload, rejects = reject_never_fitting(workload, rejects, power, read.provenance.source)
         period = read.provenance.header.get("sample_period")
         if period:
             power = PowerSetup(power.platform, power.check, power.source, power.cap, power.window_end, float(period))
@@ -78,15 +86,15 @@ def run_policy(
             "source": read.provenance.source,
             "format": read.provenance.format,
             "size_unit": read.provenance.size_unit,
-            "jobs": read.jobs.height,
-            "rejected": read.rejects.height,
+            "jobs": workload.height,
+            "rejected": rejects.height,
         },
         "metrics": summarise(result.schedule, size, window=window),
     }
     timeline = None
     if power is not None:
         timeline, summary["power"] = power_outputs(workload, result.schedule, power, size, baseline=baseline)
-    return RunOutput(result, jobs, read.rejects, read.provenance, summary, timeline)
+    return RunOutput(result, jobs, rejects, read.provenance, summary, timeline)
 
 
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:

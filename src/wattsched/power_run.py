@@ -75,6 +75,44 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
     )
 
 
+def never_fit(jobs: pl.DataFrame, setup: PowerSetup) -> np.ndarray:
+    """Jobs whose estimate alone fails the check under the highest cap of the schedule: they could never start,
+    so a power-aware run rejects them at submission (as Batsim's easy.cpp rejects jobs larger than the
+    machine) instead of waiting for ever. Needs the estimate columns (``with_estimates``)."""
+    if setup.cap is None or setup.check.check == "none":
+        return np.zeros(jobs.height, dtype=bool)
+    caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
+    top = max(caps)
+    m, mx, s = (jobs[c].to_numpy() for c in ESTIMATE_COLUMNS)
+    if setup.check.check == "mean":
+        return m > top
+    if setup.check.check == "max":
+        return mx > top
+    return m + setup.check.k * s >= top
+
+
+def reject_never_fitting(
+    jobs: pl.DataFrame, rejects: pl.DataFrame, setup: PowerSetup, source: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Move the jobs that could never start under ``setup`` from the job table to the rejects, with why."""
+    bad = never_fit(jobs, setup)
+    if not bad.any():
+        return jobs, rejects
+    caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
+    gone = jobs.filter(pl.Series(bad))
+    rows = pl.DataFrame({
+        "source": [source] * gone.height,
+        "line": pl.Series([None] * gone.height, dtype=pl.Int64),
+        "job_id": gone["job_id"],
+        "field": ["power"] * gone.height,
+        "reason": [f"its estimated power alone fails the {setup.check.name} check under the highest cap "
+                   f"({max(caps):,.0f} W): it could never start"] * gone.height,
+        "raw": [f"nodes={q} est_dyn_mean={m:.0f}W est_dyn_max={x:.0f}W est_dyn_std={d:.0f}W"
+                for q, m, x, d in gone.select("size", *ESTIMATE_COLUMNS).iter_rows()],
+    }, schema=rejects.schema)
+    return jobs.filter(pl.Series(~bad)), pl.concat([rejects, rows])
+
+
 def profiles_of(jobs: pl.DataFrame) -> pl.DataFrame:
     """Each job's power profile: the ``power_profile`` list column, else a flat profile at nodes × power_mean
     (held for the whole run), so that tables with summaries only still get a timeline."""

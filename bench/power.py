@@ -1,0 +1,77 @@
+"""Benchmark: EASY+PC gaussian99 and the platform power timeline on a 231,000-job Marconi100-like workload with
+full power profiles (~65 M samples, as PM100), one core.
+
+The workload is generated first (not timed; its generation time is reported). Timed: job-level estimates +
+simulation, the power timeline alone, and the whole `run_policy` (estimates, simulation, timeline, metrics,
+uncapped EASY baseline), each in this process after a warm-up on a small workload.
+
+    .venv/bin/python bench/power.py [--jobs 231000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=231_000)
+    args = parser.parse_args()
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")
+    os.sched_setaffinity(0, {0})
+    from wattsched.api import run_policy
+    from wattsched.platform.power import PLATFORMS, PowerCapSchedule
+    from wattsched.power_run import ESTIMATE_COLUMNS, PowerSetup, profiles_of, reject_never_fitting, with_estimates
+    from wattsched.sched.powercheck import PowerCheck
+    from wattsched.sim.engine import simulate
+    from wattsched.sim.powertrace import power_timeline
+    from wattsched.workload.generate import generate_m100like
+
+    plat = PLATFORMS["marconi100"]
+    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
+    setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
+    run_policy(generate_m100like(500, seed=1), "easy-pc", power=setup)  # compile / load the kernels
+
+    t = time.perf_counter()
+    read = generate_m100like(args.jobs, seed=0)
+    t_gen = time.perf_counter() - t
+    samples = int(read.jobs["power_profile"].list.len().sum())
+
+    t = time.perf_counter()
+    jobs, rejected = reject_never_fitting(with_estimates(read.jobs, setup), read.rejects, setup, "bench")
+    sim = simulate(jobs, "easy-pc", 980, power_check=setup.check, power_estimates=ESTIMATE_COLUMNS, cap=cap,
+                   knapsack_until=10_800.0)
+    t_sim = time.perf_counter() - t
+
+    t = time.perf_counter()
+    timeline = power_timeline(sim.schedule, profiles_of(jobs), plat, cap, period=20.0)
+    t_timeline = time.perf_counter() - t
+
+    t = time.perf_counter()
+    run = run_policy(read, "easy-pc", power=setup, baseline=False)
+    t_run = time.perf_counter() - t
+
+    results = {
+        "jobs": read.jobs.height, "rejected_never_fit": rejected.height, "profile_samples": samples,
+        "timeline_rows": timeline.height,
+        "generate_s": t_gen, "estimates_plus_simulate_s": t_sim, "timeline_s": t_timeline,
+        "simulate_plus_timeline_s": t_sim + t_timeline, "run_policy_s": t_run,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "power_utilisation": run.summary["power"]["power_utilisation"],
+    }
+    for key, value in results.items():
+        print(f"{key:28s} {value:,.2f}" if isinstance(value, float) else f"{key:28s} {value:,}")
+    out = REPO / "bench" / "results" / "power.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
