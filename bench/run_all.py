@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["ricc.py", "python_policy.py", "power.py"]
+BENCHMARKS = ["ricc.py", "python_policy.py", "power.py", "knapsack.py"]
 
 if __name__ == "__main__":
     for name in BENCHMARKS:

@@ -44,6 +44,9 @@ class JobAttributes:
     size: np.ndarray
     walltime: np.ndarray
     estimate: np.ndarray  # the runtime estimate the policy may use (walltime unless a predictor column is named)
+    est_dyn_mean: np.ndarray  # job-level dynamic power estimates (W; zeros in power-free runs)
+    est_dyn_max: np.ndarray
+    est_dyn_std: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class View:
     running_expected_end: np.ndarray  # start + estimate, aligned with ``running``
     running_start: np.ndarray  # start times, aligned with ``running``
     finished: np.ndarray  # positions of the jobs that completed since the previous pass
+    cap: float = float("inf")  # the dynamic power cap in force now (W)
+    power_sums: tuple[float, float, float] = (0.0, 0.0, 0.0)  # Σ mean, Σ max, Σ σ² of the running jobs' estimates
 
 
 @runtime_checkable

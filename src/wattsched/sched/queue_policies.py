@@ -29,6 +29,8 @@ BACKFILL_EASY = 1
 BACKFILL_CONSERVATIVE = 2
 KNAPSACK_WAIT = 3  # greedy knapsack in the power window (paper 000 Algorithm 2), EASY+PC FCFS after it
 KNAPSACK_STRETCH = 4
+KNAPSACK_EXACT_WAIT = 5  # exact knapsack (CP-SAT, in Python) in the window: the loop hands those passes out
+KNAPSACK_EXACT_STRETCH = 6
 
 ORDER_FCFS = 0
 ORDER_SJF = 1
@@ -286,8 +288,8 @@ def queue_pass(
     ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job.
     """
     k = pf[PF_K]
-    if backfill in (KNAPSACK_WAIT, KNAPSACK_STRETCH):
-        if now < pf[PF_KNAPSACK_END]:
+    if backfill >= KNAPSACK_WAIT:
+        if now < pf[PF_KNAPSACK_END] and backfill in (KNAPSACK_WAIT, KNAPSACK_STRETCH):
             return _knapsack_pass(backfill, now, queue, qlen, free, size, estimate, out, pcfg, k, sums,
                                   est_m, est_max, est_s, cap_t, cap_v, submit)
         backfill = BACKFILL_EASY  # outside the window: EASY+PC in FCFS order

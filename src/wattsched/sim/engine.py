@@ -18,7 +18,13 @@ import polars as pl
 
 from wattsched.sched.powercheck import PowerCheck
 from wattsched.sched.python_policy import JobAttributes, Policy, View, read_only
-from wattsched.sched.queue_policies import BACKFILL_CONSERVATIVE, ORDER_FCFS, order_keys
+from wattsched.sched.queue_policies import (
+    BACKFILL_CONSERVATIVE,
+    KNAPSACK_EXACT_WAIT,
+    ORDER_FCFS,
+    cap_at,
+    order_keys,
+)
 from wattsched.sched.registry import QueuePolicy, get_policy
 from wattsched.sim.kernel import (
     ERR_NO_ROOM,
@@ -63,6 +69,7 @@ class SimulationResult:
     max_queue_length: int
     elapsed_s: float
     notes: list[str] = field(default_factory=list)
+    policy_stats: dict[str, Any] = field(default_factory=dict)  # e.g. the exact knapsack's cost per pass
 
     def info(self) -> dict[str, Any]:
         return {
@@ -74,6 +81,7 @@ class SimulationResult:
             "max_queue_length": self.max_queue_length,
             "simulation_seconds": self.elapsed_s,
             "notes": self.notes,
+            "policy_stats": self.policy_stats,
         }
 
 
@@ -108,6 +116,7 @@ def simulate(
     power_estimates: tuple[str, str, str] = ("est_dyn_mean", "est_dyn_max", "est_dyn_std"),
     cap: Any = None,
     knapsack_until: float | None = None,
+    solver: dict[str, Any] | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
 
@@ -119,6 +128,7 @@ def simulate(
     columns (mean, max, std; watts) it reads; ``cap`` is a piecewise-constant cap on dynamic power with
     ``times`` (ascending) and ``caps`` arrays (``inf`` = no cap), whose changes are timer events.
     ``knapsack_until``: where the knapsack policies' window ends (default: the cap's first change).
+    ``solver``: options of the exact knapsack (``CpSatKnapsack``: time_limit, work_limit, max_jobs, seed).
     """
     external = None
     if isinstance(policy, str):
@@ -161,7 +171,15 @@ def simulate(
         knapsack_until = float(cap_t[1]) if cap_t.size > 1 else np.inf
     pf = np.array([k, knapsack_until], dtype=np.float64)
     state = KernelState(n, machine_size)
-    attributes = _attributes(jobs, submit, size, walltime, estimate) if external is not None else None
+    if pol.backfill >= KNAPSACK_EXACT_WAIT:
+        from wattsched.sched.knapsack_cpsat import CpSatKnapsack
+
+        external = CpSatKnapsack(
+            "wait" if pol.backfill == KNAPSACK_EXACT_WAIT else "stretch", power_check or PowerCheck(), **(solver or {})
+        )
+    attributes = (
+        _attributes(jobs, submit, size, walltime, estimate, est_m, est_max, est_s) if external is not None else None
+    )
     t0 = time.perf_counter()
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
     target = min(n, step)
@@ -177,7 +195,7 @@ def simulate(
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
         if state.st[ST_PENDING]:  # a pass for the Python policy; the chunk goes on after it
-            _python_pass(external, state, attributes, machine_size, pol.name)
+            _python_pass(external, state, attributes, machine_size, pol.name, cap_t, cap_v)
             continue
         if progress is not None:
             progress(int(state.st[ST_NEXT_SUB]), n)
@@ -203,6 +221,7 @@ def simulate(
         max_queue_length=int(state.st[ST_MAX_QLEN]),
         elapsed_s=elapsed,
         notes=notes,
+        policy_stats=external.stats.summary() if hasattr(getattr(external, "stats", None), "summary") else {},
     )
 
 
@@ -244,16 +263,21 @@ def _power_inputs(
 
 
 def _attributes(
-    jobs: pl.DataFrame, submit: np.ndarray, size: np.ndarray, walltime: np.ndarray, estimate: np.ndarray
+    jobs: pl.DataFrame, submit: np.ndarray, size: np.ndarray, walltime: np.ndarray, estimate: np.ndarray,
+    est_m: np.ndarray, est_max: np.ndarray, est_s: np.ndarray,
 ) -> JobAttributes:
     user = jobs["user_id"].fill_null(-1).to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, -1)
     return JobAttributes(
         job_id=read_only(jobs["job_id"].to_numpy()), user_id=read_only(user), submit_time=read_only(submit),
         size=read_only(size), walltime=read_only(walltime), estimate=read_only(estimate),
+        est_dyn_mean=read_only(est_m), est_dyn_max=read_only(est_max), est_dyn_std=read_only(est_s),
     )
 
 
-def _python_pass(policy: Policy, state: KernelState, jobs: JobAttributes, machine_size: int, name: str) -> None:
+def _python_pass(
+    policy: Policy, state: KernelState, jobs: JobAttributes, machine_size: int, name: str,
+    cap_t: np.ndarray, cap_v: np.ndarray,
+) -> None:
     """Hand one pass to a Python policy and write its decisions where the kernel will validate them."""
     st = state.st
     rc = int(st[ST_RUNNING])
@@ -268,6 +292,8 @@ def _python_pass(policy: Policy, state: KernelState, jobs: JobAttributes, machin
         running_expected_end=read_only(state.run_end[:rc]),
         running_start=read_only(state.start[running]),
         finished=read_only(state.finished[: st[ST_FINISHED]]),
+        cap=float(cap_at(cap_t, cap_v, float(state.now[0]))),
+        power_sums=(float(state.sums[0]), float(state.sums[1]), float(state.sums[2])),
     )
     decisions = np.asarray(list(policy.schedule(view)), dtype=np.int64)
     if decisions.size > state.out.size:

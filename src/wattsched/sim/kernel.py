@@ -22,6 +22,8 @@ from numba import njit
 
 from wattsched.sched.queue_policies import (
     BACKFILL_CONSERVATIVE,
+    KNAPSACK_EXACT_WAIT,
+    PF_KNAPSACK_END,
     SUM_M,
     SUM_MAX,
     SUM_S2,
@@ -265,7 +267,7 @@ def run_kernel(
             continue
         # 3. the policy, once, on the view (no true runtimes among its arguments)
         passes += 1
-        if backfill == EXTERNAL:
+        if backfill == EXTERNAL or (backfill >= KNAPSACK_EXACT_WAIT and now < pf[PF_KNAPSACK_END]):
             pending = True
             clock[0] = now
             break
