@@ -5,10 +5,12 @@ stretch (wait + p̃)/p̃) subject to the free units and the power check against 
 the 0/1 problem that paper 000's Algorithm 2 solves greedily. The Gaussian check μ + k·σ < P̄ is its exact
 quadratic form: with slack = P̄ − μ ≥ 1, slack² > k²·σ², σ² linear in the choices (x binary).
 
-Integer model, rounded conservatively (a solution never breaks the real check): estimates rounded up, the cap
-down, k² rounded up at 1/100. Budgeted: ``time_limit`` seconds and an optional deterministic ``work_limit``,
-one worker and a fixed seed (reproducible with ``work_limit``); warm-started from the greedy choice (the
-same order and rule as Algorithm 2), which is also the answer if the solver finds nothing better in time.
+The objective is lexicographic — total profit, then the number of jobs started — so that jobs with no profit
+yet (just submitted) still start when they fit. Integer model, rounded conservatively (a solution never breaks
+the real check): estimates rounded up, the cap down, k² rounded up at 1/100. Budgeted: ``time_limit``
+seconds and an optional deterministic ``work_limit``, one worker and a fixed seed (reproducible with
+``work_limit``); warm-started from the greedy choice (the same order and rule as Algorithm 2), which is also
+the answer if the solver finds nothing better in time.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class CpSatKnapsack:
             cand, profit = cand[keep], profit[keep]
         scale = 1.0 if self.profit == "wait" else 1000.0
         gain = np.maximum(np.round(profit * scale), 0).astype(np.int64)
+        # lexicographic: the profit first, then as many jobs as possible (a zero-profit job still starts)
+        gain = gain * (cand.size + 1) + 1
         model = cp_model.CpModel()
         x = [model.NewBoolVar(f"x{j}") for j in cand]
         model.Add(sum(int(jobs.size[j]) * xi for j, xi in zip(cand, x, strict=True)) <= int(view.free))
