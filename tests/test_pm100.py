@@ -184,7 +184,7 @@ def test_machine_size_none_keeps_oversized_job(pm100_file: Path) -> None:
 
 
 def test_strict_raises_on_first_reject(pm100_file: Path, tmp_path: Path) -> None:
-    with pytest.raises(WorkloadError, match="line 5.*time limit unknown"):
+    with pytest.raises(WorkloadError, match=r"line 5.*time limit unknown"):
         read_pm100(pm100_file, strict=True)
     clean = write_pm100(tmp_path / "clean.parquet", fixture_rows()[:4])
     assert read_pm100(clean, strict=True).rejects.height == 0
@@ -209,7 +209,7 @@ def test_missing_file_not_parquet_missing_columns(tmp_path: Path) -> None:
         read_pm100(tmp_path / "nope.parquet")
     junk = tmp_path / "junk.parquet"
     junk.write_text("not parquet")
-    with pytest.raises(WorkloadError, match="junk.parquet.*not a readable Parquet"):
+    with pytest.raises(WorkloadError, match=r"junk\.parquet.*not a readable Parquet"):
         read_pm100(junk)
     table = pa.Table.from_pylist(fixture_rows()[:2], schema=PM100_SCHEMA).drop_columns(["time_limit", "run_time"])
     partial = tmp_path / "partial.parquet"
@@ -232,5 +232,10 @@ def test_result_simulates(pm100_file: Path) -> None:
     from wattsched.sim.engine import simulate
 
     jobs = read_pm100(pm100_file).jobs
-    result = simulate(jobs, "easy", 980)
-    assert result is not None
+    schedule = simulate(jobs, "easy", 980).schedule
+    assert sorted(schedule["job_id"].to_list()) == sorted(jobs["job_id"].to_list())
+    by_id = {r["job_id"]: r for r in schedule.iter_rows(named=True)}
+    for row in jobs.iter_rows(named=True):
+        done = by_id[row["job_id"]]
+        assert done["start_time"] >= row["submit_time"]
+        assert done["end_time"] - done["start_time"] == pytest.approx(min(row["runtime"], row["walltime"]))

@@ -140,3 +140,19 @@ def test_jobs_that_could_never_fit_are_rejected_with_a_reason() -> None:
     assert run.rejects.select("job_id", "field").rows() == [(1, "power")]
     assert "could never start" in run.rejects["reason"][0]
     assert run.jobs.height == 299 and run.summary["workload"]["rejected"] == 1
+
+
+@pytest.mark.parametrize("check", ["max", "naive"])
+@pytest.mark.parametrize("policy", ["easy-pc", "easy-saf-pc", "knapsack-wait", "knapsack-exact-stretch"])
+def test_actual_power_never_exceeds_the_cap_with_real_max_estimates(loaded_window, check, policy) -> None:
+    """Every profile sample is at most nodes × per-node max (the generator's power_max is the maximum of the
+    per-node samples), so with max estimates Σ dynamic ≤ Σ M ≤ cap at every instant the cap is in force (the
+    cap only rises here: 0.5 for 3 h, then the dynamic range)."""
+    plat = PLATFORMS["marconi100"]
+    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
+    run = run_policy(loaded_window, policy, power=PowerSetup(plat, PowerCheck.named(check), "real", cap, WINDOW),
+                     baseline=False)
+    power = run.power.filter(pl.col("cap").is_not_null())
+    assert power.height > 0
+    assert (power["dynamic"] <= power["cap"]).all()
+    assert run.summary["power"]["trespass"] is False

@@ -112,7 +112,7 @@ def _open(path: Path) -> pl.DataFrame:
               "cpu_power_consumption", "mem_power_consumption"}
     try:
         table = pq.read_table(path, columns=[c for c in names if c in wanted])
-        return pl.from_arrow(table)  # type: ignore[return-value]
+        return pl.DataFrame(table)
     except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
         raise WorkloadError(f"{path}: cannot read Parquet: {exc}") from exc
 
