@@ -156,3 +156,43 @@ def test_actual_power_never_exceeds_the_cap_with_real_max_estimates(loaded_windo
     assert power.height > 0
     assert (power["dynamic"] <= power["cap"]).all()
     assert run.summary["power"]["trespass"] is False
+
+
+def test_ambiguity_options_reach_the_run(tmp_path) -> None:
+    """[AMBIG-0.2] cap basis, [AMBIG-0.3] idle subtraction and σ scaling are options with the spec's defaults."""
+    runner = CliRunner()
+    workload = tmp_path / "m100.parquet"
+    assert runner.invoke(app, ["generate", "m100", "--jobs", "300", "--seed", "6", "--load", "1.0",
+                               "--output", str(workload)]).exit_code == 0
+    base = ["simulate", "--workload", str(workload), "--platform", "marconi100", "--policy", "easy-pc",
+            "--power-check", "gaussian99", "--cap", "0.5", "--window", "10800"]
+    caps = {}
+    for name, extra in {"default": [], "total": ["--cap-basis", "total"], "literal": ["--no-subtract-idle"],
+                        "sqrt": ["--sigma-scaling", "sqrt"]}.items():
+        out = tmp_path / name
+        result = runner.invoke(app, [*base, *extra, "--output", str(out)])
+        assert result.exit_code == 0, result.output
+        caps[name] = pl.read_parquet(out / "power.parquet").filter(pl.col("time") == 0)["cap"][0]
+    assert caps["default"] == 0.5 * 719_880  # α × dynamic range
+    assert caps["total"] == 0.5 * 955_080 - 980 * 240  # α × max platform power, on total power → dynamic
+    assert caps["literal"] == caps["sqrt"] == caps["default"]
+    bad = runner.invoke(app, [*base, "--sigma-scaling", "cube", "--output", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "sigma-scaling" in bad.output
+
+
+def test_estimate_options() -> None:
+    from wattsched.power_run import with_estimates
+
+    jobs = generate_m100like(200, seed=7).jobs.filter(pl.col("runtime") > 0)
+    plat = PLATFORMS["marconi100"]
+    check = PowerCheck.named("gaussian99")
+    q, mean, std = (jobs[c].to_numpy() for c in ("size", "power_mean", "power_std"))
+    default = with_estimates(jobs, PowerSetup(plat, check))
+    literal = with_estimates(jobs, PowerSetup(plat, check, subtract_idle=False))
+    sqrt = with_estimates(jobs, PowerSetup(plat, check, sigma_scaling="sqrt"))
+    naive = with_estimates(jobs, PowerSetup(plat, PowerCheck.named("naive")))
+    assert default["est_dyn_mean"].to_numpy() == pytest.approx(q * (mean - 240.0))
+    assert literal["est_dyn_mean"].to_numpy() == pytest.approx(q * mean)
+    assert default["est_dyn_std"].to_numpy() == pytest.approx(q * std)
+    assert sqrt["est_dyn_std"].to_numpy() == pytest.approx(q**0.5 * std)
+    assert naive["est_dyn_max"].to_numpy() == pytest.approx(1860.0 * q)

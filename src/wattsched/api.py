@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ def run_policy(
         workload, rejects = reject_never_fitting(workload, rejects, power, read.provenance.source)
         period = read.provenance.header.get("sample_period")
         if period:
-            power = PowerSetup(power.platform, power.check, power.source, power.cap, power.window_end, float(period))
+            power = dataclasses.replace(power, sample_period=float(period))
         power_kw = {"power_check": power.check, "power_estimates": ESTIMATE_COLUMNS, "cap": power.cap,
                     "knapsack_until": power.window_end}
     result = simulate(workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, **power_kw)

@@ -80,6 +80,13 @@ def simulate(
     knapsack: Annotated[
         str, typer.Option(help="Knapsack policies at the first job that does not fit: stop or skip.")
     ] = "stop",
+    cap_basis: Annotated[
+        str, typer.Option(help="What a fractional --cap is a fraction of: dynamic (range) or total (max power).")
+    ] = "dynamic",
+    subtract_idle: Annotated[
+        bool, typer.Option(help="Job estimates as nodes × (per-node value − idle); off: the paper's literal form.")
+    ] = True,
+    sigma_scaling: Annotated[str, typer.Option(help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")] = "nodes",
     baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
@@ -90,7 +97,7 @@ def simulate(
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)
         power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
-                             reservation, knapsack)
+                             reservation, knapsack, cap_basis, subtract_idle, sigma_scaling)
         options = {"machine_size": machine_size, "window": _parse_window(metrics_window), "power": power,
                    "baseline": baseline}
         if read.jobs.height > PROGRESS_THRESHOLD:
@@ -110,7 +117,8 @@ def simulate(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
-def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation, knapsack):
+def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation, knapsack,
+                 cap_basis, subtract_idle, sigma_scaling):
     """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options."""
     from wattsched.platform.power import PowerCapSchedule, load_cap_file, load_platform, parse_cap
     from wattsched.power_run import PowerSetup
@@ -126,20 +134,23 @@ def _power_setup(platform, power_check, power_source, cap, window, post_window_c
     if cap is not None and cap_file is not None:
         raise ValueError("give either --cap or --cap-file, not both")
     schedule = None
+    if sigma_scaling not in ("nodes", "sqrt"):
+        raise ValueError(f"--sigma-scaling must be nodes or sqrt, got {sigma_scaling!r}")
     if cap_file is not None:
-        schedule = load_cap_file(cap_file, platform=plat)
+        schedule = load_cap_file(cap_file, platform=plat, cap_basis=cap_basis)
     elif cap is not None:
+        parse_cap(cap, plat, cap_basis=cap_basis)  # a clear error for a malformed cap before anything runs
         if window is not None:
-            post = None if post_window_cap.lower() == "none" else (
-                "dynamic_range" if post_window_cap == "dynamic_range" else parse_cap(post_window_cap, plat))
-            schedule = PowerCapSchedule.window(parse_cap(cap, plat), plat, window_end=window, post_window_cap=post)
+            post = None if post_window_cap.lower() == "none" else post_window_cap
+            schedule = PowerCapSchedule.window(cap, plat, window_end=window, post_window_cap=post, cap_basis=cap_basis)
         else:
-            schedule = PowerCapSchedule.constant(parse_cap(cap, plat), plat)
+            schedule = PowerCapSchedule.constant(cap, plat, cap_basis=cap_basis)
     elif window is not None:
         raise ValueError("--window needs --cap")
     if check.check != "none" and schedule is None:
         raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
-    return PowerSetup(plat, check, power_source, schedule, window)
+    return PowerSetup(plat, check, power_source, schedule, window, subtract_idle=subtract_idle,
+                      sigma_scaling=sigma_scaling)
 
 
 @app.command()

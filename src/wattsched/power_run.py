@@ -35,6 +35,8 @@ class PowerSetup:
     cap: PowerCapSchedule | None = None
     window_end: float | None = None
     sample_period: float = 20.0
+    subtract_idle: bool = True  # [AMBIG-0.3]: dynamic estimates nodes·(x̂ − idle); False = the paper's literal nodes·x̂
+    sigma_scaling: str = "nodes"  # σ_job = nodes·σ_node (correlated nodes); "sqrt" = √nodes·σ_node (independent)
 
     def __post_init__(self) -> None:
         if self.source not in POWER_SOURCES:
@@ -69,7 +71,8 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
                 raise SimulationError(f"column {c!r} has no value for job {job}, which runs; cannot estimate its power")
             v[unknown] = setup.platform.idle_watts if c != columns[2] else 0.0
             values.append(v)
-        m, mx, s = job_dynamic_estimates(size, *values, setup.platform.idle_watts)
+        m, mx, s = job_dynamic_estimates(size, *values, setup.platform.idle_watts,
+                                         subtract_idle=setup.subtract_idle, sigma_scaling=setup.sigma_scaling)
     return jobs.with_columns(
         pl.Series(ESTIMATE_COLUMNS[0], m), pl.Series(ESTIMATE_COLUMNS[1], mx), pl.Series(ESTIMATE_COLUMNS[2], s)
     )
