@@ -208,6 +208,8 @@ def _profiles_for(schedule: pl.DataFrame, profiles: pl.DataFrame | pl.Series) ->
             raise ValueError(f"profiles need columns 'job_id' and 'power_profile'; they have {profiles.columns}")
     if profiles["job_id"].n_unique() != profiles.height:
         raise ValueError("profiles have duplicate job_id values: which profile a job ran is ambiguous")
+    if profiles.height == schedule.height and profiles["job_id"].equals(schedule["job_id"]):
+        return profiles["power_profile"]  # already aligned (both in queue order): no join, no copy
     joined = schedule.select("job_id").join(
         profiles.select("job_id", "power_profile").with_columns(pl.lit(True).alias("__has")),
         on="job_id",
@@ -219,6 +221,23 @@ def _profiles_for(schedule: pl.DataFrame, profiles: pl.DataFrame | pl.Series) ->
         example = missing.head(5).to_list()
         raise ValueError(f"{missing.len()} scheduled job(s) have no row in the profiles, e.g. {example}")
     return joined["power_profile"]
+
+
+def _flat_values(prof: pl.Series) -> np.ndarray:
+    """All samples, job after job, as one array: zero-copy from Arrow when the list column is contiguous."""
+    arrow = prof.rechunk().to_arrow()
+    if hasattr(arrow, "combine_chunks"):
+        arrow = arrow.combine_chunks()
+    if arrow.null_count == 0 and arrow.offset == 0 and len(arrow) and arrow.offsets[0].as_py() == 0:
+        values = arrow.values
+        if values.null_count:
+            raise ValueError("power profiles contain null samples")
+        end = arrow.offsets[len(arrow)].as_py()
+        return values.slice(0, end).to_numpy(zero_copy_only=False)
+    flat_s = prof.explode(empty_as_null=False, keep_nulls=False)
+    if flat_s.null_count():
+        raise ValueError("power profiles contain null samples")
+    return flat_s.to_numpy()
 
 
 def _check_schedule(schedule: pl.DataFrame) -> None:
@@ -267,10 +286,7 @@ def power_timeline(
     if not isinstance(prof.dtype, pl.List):
         raise ValueError(f"power_profile must be a list column, got {prof.dtype}")
     length = prof.list.len().fill_null(0).cast(pl.Int64).to_numpy()
-    flat_s = prof.explode(empty_as_null=False, keep_nulls=False)
-    if flat_s.null_count():
-        raise ValueError("power profiles contain null samples")
-    flat = flat_s.to_numpy()
+    flat = _flat_values(prof)
     if flat.dtype not in (np.float32, np.float64):
         flat = flat.astype(np.float64)
     if not np.all(np.isfinite(flat)):
@@ -293,14 +309,16 @@ def power_timeline(
     bounds = np.searchsorted(times, np.asarray(cap_sched.times), side="left")
     bounds[0] = 0
     counts = np.diff(np.append(bounds, rows))
-    cap_col = pl.concat(
-        [pl.repeat(c, int(k), dtype=pl.Float64, eager=True) for c, k in zip(cap_sched.caps, counts, strict=True)]
-    )
-    return pl.DataFrame({"time": times, "dynamic": levels}, schema={"time": pl.Float64, "dynamic": pl.Float64}).select(
-        "time",
-        total=pl.col("dynamic") + platform.idle_platform_watts,
-        dynamic="dynamic",
-        cap=cap_col.alias("cap"),
+    cap_values = np.array([np.nan if c is None else float(c) for c in cap_sched.caps], dtype=np.float64)
+    cap_col = np.repeat(cap_values, counts)
+    total = levels + platform.idle_platform_watts
+    return pl.DataFrame(
+        [
+            pl.Series("time", times, dtype=pl.Float64),
+            pl.Series("total", total, dtype=pl.Float64),
+            pl.Series("dynamic", levels, dtype=pl.Float64),
+            pl.Series("cap", cap_col, dtype=pl.Float64, nan_to_null=True),
+        ]
     )
 
 
