@@ -224,20 +224,14 @@ def _profiles_for(schedule: pl.DataFrame, profiles: pl.DataFrame | pl.Series) ->
 
 
 def _flat_values(prof: pl.Series) -> np.ndarray:
-    """All samples, job after job, as one array: zero-copy from Arrow when the list column is contiguous."""
-    arrow = prof.rechunk().to_arrow()
+    """All samples, job after job, as one array (zero-copy from Arrow where the buffers allow it)."""
+    arrow = prof.to_arrow()
     if hasattr(arrow, "combine_chunks"):
         arrow = arrow.combine_chunks()
-    if arrow.null_count == 0 and arrow.offset == 0 and len(arrow) and arrow.offsets[0].as_py() == 0:
-        values = arrow.values
-        if values.null_count:
-            raise ValueError("power profiles contain null samples")
-        end = arrow.offsets[len(arrow)].as_py()
-        return values.slice(0, end).to_numpy(zero_copy_only=False)
-    flat_s = prof.explode(empty_as_null=False, keep_nulls=False)
-    if flat_s.null_count():
+    values = arrow.flatten()  # respects the array's offsets; null lists contribute nothing
+    if values.null_count:
         raise ValueError("power profiles contain null samples")
-    return flat_s.to_numpy()
+    return values.to_numpy(zero_copy_only=False)
 
 
 def _check_schedule(schedule: pl.DataFrame) -> None:
@@ -309,8 +303,9 @@ def power_timeline(
     bounds = np.searchsorted(times, np.asarray(cap_sched.times), side="left")
     bounds[0] = 0
     counts = np.diff(np.append(bounds, rows))
-    cap_values = np.array([np.nan if c is None else float(c) for c in cap_sched.caps], dtype=np.float64)
-    cap_col = np.repeat(cap_values, counts)
+    cap_col = np.empty(rows, dtype=np.float64)
+    for c, lo, k in zip(cap_sched.caps, bounds, counts, strict=True):
+        cap_col[lo : lo + k] = np.nan if c is None else float(c)
     total = levels + platform.idle_platform_watts
     return pl.DataFrame(
         [
