@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from wattsched.api import RunOutput, run_policy, write_run
-from wattsched.sched.registry import POLICIES
+from wattsched.sched.registry import CORE_POLICIES
 from wattsched.sim.engine import simulate
 from wattsched.workload.generate import generate_lublin
 from wattsched.workload.tableio import write_table
@@ -35,7 +35,7 @@ def run_demo(
     write_table(workload.jobs, output / "workload.parquet", provenance=workload.provenance)
     simulate(workload.jobs.head(2), "easy", machine_size)  # load the compiled engine before timing anything
     rows = []
-    for name in POLICIES:
+    for name in CORE_POLICIES:
         t0 = time.perf_counter()
         run = run_policy(workload, name, machine_size=machine_size)
         rows.append(DemoRow(name, run, time.perf_counter() - t0))

@@ -62,6 +62,10 @@ POLICIES: dict[str, QueuePolicy] = {
 }
 
 
+#: The power-free queue policies (what the demo compares); the others need a power check and a cap to differ.
+CORE_POLICIES: tuple[str, ...] = ("fcfs", "sjf", "ljf", "easy", "easy-sjf", "easy-saf", "conservative")
+
+
 def get_policy(name: str) -> QueuePolicy:
     try:
         return POLICIES[name]
