@@ -4,14 +4,13 @@ greedy, and safe in the engine."""
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from test_engine_properties import PROFILE
-from test_power_engine import CHECKS, Cap, power_workloads
+from test_power_engine import CHECKS, Cap, assert_bookkeeping_under_cap, power_workloads
 from wattsched.sched.knapsack_cpsat import CpSatKnapsack
 from wattsched.sched.powercheck import PowerCheck
 from wattsched.sched.python_policy import JobAttributes, View, read_only
@@ -103,17 +102,5 @@ def test_exact_knapsack_is_optimal_on_small_instances(instance, check, profit) -
 def test_exact_knapsack_bookkeeping_never_exceeds_the_cap(jobs, check, policy) -> None:
     cap = Cap([0.0, 40.0], [600.0, 20_000.0])
     pc = PowerCheck.named(check)
-    s = simulate(jobs, policy, 8, power_check=pc, cap=cap, solver={"time_limit": 5.0}).schedule.join(
-        jobs.select("job_id", "est_dyn_mean", "est_dyn_max", "est_dyn_std"), on="job_id")
-    start, end = s["start_time"].to_numpy(), s["end_time"].to_numpy()
-    m, mx, sd = (s[c].to_numpy() for c in ("est_dyn_mean", "est_dyn_max", "est_dyn_std"))
-    for t in np.unique(start):
-        running = (start <= t) & (end > t)
-        assert s["size"].to_numpy()[running].sum() <= 8
-        c = cap.caps[int(np.searchsorted(cap.times, t, side="right")) - 1]
-        if pc.check == "mean":
-            assert m[running].sum() <= c
-        elif pc.check == "max":
-            assert mx[running].sum() <= c
-        else:
-            assert m[running].sum() + pc.k * math.sqrt((sd[running] ** 2).sum()) < c
+    schedule = simulate(jobs, policy, 8, power_check=pc, cap=cap, solver={"time_limit": 5.0}).schedule
+    assert_bookkeeping_under_cap(jobs, schedule, pc, cap, 8)

@@ -128,6 +128,24 @@ def power_workloads(draw, max_jobs: int = 20):
 CHECKS = ["mean", "max", "naive", "gaussian68", "gaussian95", "gaussian99", "quantile:0.9"]
 
 
+def assert_bookkeeping_under_cap(jobs, schedule, pc: PowerCheck, cap: Cap, machine: int) -> None:
+    """At every instant a job starts, the running jobs' estimates pass the check under the cap then."""
+    s = schedule.join(jobs.select("job_id", "est_dyn_mean", "est_dyn_max", "est_dyn_std"), on="job_id")
+    start, end = s["start_time"].to_numpy(), s["end_time"].to_numpy()
+    m, mx, sd = (s[c].to_numpy() for c in ("est_dyn_mean", "est_dyn_max", "est_dyn_std"))
+    size = s["size"].to_numpy()
+    for t in np.unique(start):
+        running = (start <= t) & (end > t)
+        assert size[running].sum() <= machine
+        c = cap.caps[int(np.searchsorted(cap.times, t, side="right")) - 1]
+        if pc.check == "mean":
+            assert m[running].sum() <= c
+        elif pc.check == "max":
+            assert mx[running].sum() <= c
+        else:
+            assert m[running].sum() + pc.k * math.sqrt((sd[running] ** 2).sum()) < c
+
+
 @PROFILE
 @given(power_workloads(), st.sampled_from(CHECKS), st.sampled_from(["easy-pc", "easy-saf-pc", "fcfs", "sjf"]),
        st.sampled_from(["nodes", "nodes+power"]))
@@ -147,20 +165,7 @@ def test_bookkeeping_never_exceeds_the_cap_at_a_decision(jobs, check, policy, re
     times = [0.0] + [float(10 * (i + 1)) for i in range(len(levels) - 1)]
     cap = Cap(times, [float(v) for v in levels])
     pc = PowerCheck.named(check, reservation=reservation)
-    s = simulate(jobs, policy, 8, power_check=pc, cap=cap).schedule.join(
-        jobs.select("job_id", "est_dyn_mean", "est_dyn_max", "est_dyn_std"), on="job_id")
-    start = s["start_time"].to_numpy()
-    end = s["end_time"].to_numpy()
-    m, mx, sd = (s[c].to_numpy() for c in ("est_dyn_mean", "est_dyn_max", "est_dyn_std"))
-    for t in np.unique(start):
-        running = (start <= t) & (end > t)
-        c = cap.caps[int(np.searchsorted(cap.times, t, side="right")) - 1]
-        if pc.check == "mean":
-            assert m[running].sum() <= c
-        elif pc.check == "max":
-            assert mx[running].sum() <= c
-        else:
-            assert m[running].sum() + pc.k * math.sqrt((sd[running] ** 2).sum()) < c
+    assert_bookkeeping_under_cap(jobs, simulate(jobs, policy, 8, power_check=pc, cap=cap).schedule, pc, cap, 8)
 
 
 # reference-spec §1.8.3 [SELF]: at t = 1000, A waited 100 s (p̃ 100, w 200), B 50 s (p̃ 10, w 100), C 10 s
@@ -208,18 +213,4 @@ def test_knapsack_bookkeeping_never_exceeds_the_cap(jobs, check, policy, knapsac
     times = [0.0] + [float(10 * (i + 1)) for i in range(len(levels) - 1)]
     cap = Cap(times, [float(v) for v in levels])
     pc = PowerCheck.named(check, knapsack=knapsack)
-    s = simulate(jobs, policy, 8, power_check=pc, cap=cap).schedule.join(
-        jobs.select("job_id", "est_dyn_mean", "est_dyn_max", "est_dyn_std"), on="job_id")
-    start, end = s["start_time"].to_numpy(), s["end_time"].to_numpy()
-    m, mx, sd = (s[c].to_numpy() for c in ("est_dyn_mean", "est_dyn_max", "est_dyn_std"))
-    size = s["size"].to_numpy()
-    for t in np.unique(start):
-        running = (start <= t) & (end > t)
-        assert size[running].sum() <= 8
-        c = cap.caps[int(np.searchsorted(cap.times, t, side="right")) - 1]
-        if pc.check == "mean":
-            assert m[running].sum() <= c
-        elif pc.check == "max":
-            assert mx[running].sum() <= c
-        else:
-            assert m[running].sum() + pc.k * math.sqrt((sd[running] ** 2).sum()) < c
+    assert_bookkeeping_under_cap(jobs, simulate(jobs, policy, 8, power_check=pc, cap=cap).schedule, pc, cap, 8)
