@@ -59,7 +59,7 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
         columns = SOURCE_COLUMNS[setup.source]
         missing = [c for c in columns if c not in jobs.columns]
         if missing:
-            hint = " (run `wattsched predict power` first)" if setup.source == "predicted" else ""
+            hint = " (the per-node estimates a power predictor writes)" if setup.source == "predicted" else ""
             raise SimulationError(f"--power-source {setup.source} needs per-node columns {missing}{hint}")
         values = []
         for c in columns:
