@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from wattsched.sched.sorted_pairs import insert_pair, lower_bound
+from wattsched.sched.sorted_pairs import insert_pair, insertion_sort_pairs, lower_bound, upper_bound
 
 BACKFILL_NONE = 0
 BACKFILL_EASY = 1
@@ -93,30 +93,8 @@ def power_fits(check, k, cap, sm, smax, ss2, m, mx, sd):
 @njit(cache=True)
 def cap_at(cap_t, cap_v, t):
     """The cap in force at t (breakpoints ascending, the first at or before any simulated time)."""
-    lo = 0
-    hi = cap_t.shape[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if cap_t[mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return cap_v[lo - 1] if lo > 0 else math.inf
-
-
-@njit(cache=True)
-def _sort_pairs(ends, jobs, count):
-    """Insertion sort of the (usually tiny) side list of phase-1 starts and overdue jobs, by end time."""
-    for a in range(1, count):
-        e = ends[a]
-        j = jobs[a]
-        b = a - 1
-        while b >= 0 and ends[b] > e:
-            ends[b + 1] = ends[b]
-            jobs[b + 1] = jobs[b]
-            b -= 1
-        ends[b + 1] = e
-        jobs[b + 1] = j
+    i = upper_bound(cap_t, cap_t.shape[0], t)
+    return cap_v[i - 1] if i > 0 else math.inf
 
 
 @njit(cache=True)
@@ -183,7 +161,7 @@ def _reservation(
     shadow = math.inf
     a = first
     b = 0
-    c = lower_bound_right(cap_t, now)  # next cap change after now
+    c = upper_bound(cap_t, cap_t.shape[0], now)  # next cap change after now
     if need <= avail and not reserve_power:
         if pcfg[PC_SHADOW] == SHADOW_NOW or (a >= rc and b >= sc):
             shadow = now
@@ -219,20 +197,6 @@ def _reservation(
     if shadow == math.inf:
         return math.inf, 0
     return shadow, avail - need
-
-
-@njit(cache=True)
-def lower_bound_right(times, t):
-    """First index i with times[i] > t."""
-    lo = 0
-    hi = times.shape[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if times[mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @njit(cache=True)
@@ -323,7 +287,7 @@ def queue_pass(
     if free == 0 and not math.isnan(reservation[pj]):
         return ns  # nothing can be backfilled and the priority job's first reservation is known
     first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, sc)
-    _sort_pairs(side_end, side_job, sc)
+    insertion_sort_pairs(side_end, side_job, sc)
     sums_now = np.empty(3)
     sums_now[SUM_M] = sm
     sums_now[SUM_MAX] = smax
@@ -451,7 +415,7 @@ def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
 def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size, side_end, side_job, pt, pa):
     """Availability profile of the running jobs alone (overdue ones re-dated to their walltime end)."""
     first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, 0)
-    _sort_pairs(side_end, side_job, sc)
+    insertion_sort_pairs(side_end, side_job, sc)
     pt[0] = now
     pa[0] = free
     pn = 1

@@ -20,6 +20,36 @@ def lower_bound(times, count, t):
 
 
 @njit(cache=True)
+def upper_bound(times, count, t):
+    """First index i < count with times[i] > t (count if none); times[:count] is ascending."""
+    lo = 0
+    hi = count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if times[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def insertion_sort_pairs(keys, values, count):
+    """Sort keys[:count] ascending, moving values along; linear on nearly sorted input, stable."""
+    for i in range(1, count):
+        if keys[i] < keys[i - 1]:
+            key = keys[i]
+            value = values[i]
+            k = i - 1
+            while k >= 0 and keys[k] > key:
+                keys[k + 1] = keys[k]
+                values[k + 1] = values[k]
+                k -= 1
+            keys[k + 1] = key
+            values[k + 1] = value
+
+
+@njit(cache=True)
 def insert_pair(times, jobs, count, t, j):
     """Insert (t, j) keeping the first ``count`` entries sorted by (time, job index); returns the new count."""
     lo = 0

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.platform.power import Platform, PowerCapSchedule
+from wattsched.sched.sorted_pairs import insertion_sort_pairs
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "time": pl.Float64(),
@@ -122,17 +123,7 @@ def _bucket_sorted_events(
             pos[b] = i + 1
             times[i] = pt_time[p]
             deltas[i] = pt_delta[p]
-    for i in range(1, total):
-        if times[i] < times[i - 1]:
-            t = times[i]
-            d = deltas[i]
-            k = i - 1
-            while k >= 0 and times[k] > t:
-                times[k + 1] = times[k]
-                deltas[k + 1] = deltas[k]
-                k -= 1
-            times[k + 1] = t
-            deltas[k + 1] = d
+    insertion_sort_pairs(times, deltas, total)
     return times, deltas
 
 
