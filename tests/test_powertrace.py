@@ -146,9 +146,11 @@ def test_matches_the_definition_everywhere(jobs_raw, period: float) -> None:
 @given(
     st.lists(st.floats(-1e5, 1e7, allow_nan=False), min_size=1, max_size=30),
     st.lists(st.integers(0, 30), min_size=30, max_size=30),
+    st.sampled_from([None, 1, 2, 3, 8, 64]),
 )
-def test_bucket_sort_equals_argsort(starts, lengths) -> None:
-    """The O(n) bucket path and a plain stable argsort give the same sorted change points, on arbitrary floats."""
+def test_bucket_sort_equals_argsort(starts, lengths, width) -> None:
+    """The O(n) two-level bucket path (any block width) and a plain stable argsort give the same sorted change
+    points, on arbitrary floats."""
     period = 20.0
     start = np.array(starts)
     length = np.array(lengths[: start.size], dtype=np.int64)
@@ -159,7 +161,7 @@ def test_bucket_sort_equals_argsort(starts, lengths) -> None:
     n = powertrace._active_samples(start, end, length, period)
     pt_time = np.concatenate((end[n > 0], [0.0]))
     pt_delta = np.zeros(pt_time.size)
-    a = powertrace._sorted_events(start, n, offset, flat, idle, pt_time, pt_delta, period, method="bucket")
+    a = powertrace._sorted_events(start, n, offset, flat, idle, pt_time, pt_delta, period, method="bucket", width=width)
     b = powertrace._sorted_events(start, n, offset, flat, idle, pt_time, pt_delta, period, method="argsort")
     np.testing.assert_array_equal(a[0], b[0])
     assert np.all(np.diff(a[0]) >= 0)

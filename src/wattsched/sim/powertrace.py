@@ -10,7 +10,7 @@ kept (no clipping: a node measured below the nominal idle power lowers the sum, 
 The timeline is an exact step function: one row per instant at which the dynamic power or the cap changes,
 each row holding until the next, the last forever. It is built from ± deltas at the change points, never by
 resampling, so no sub-period event is lost. Sorting the ~65 M change points of a Marconi100 campaign is the
-cost that matters; it is done in O(n) (see ``_bucket_sorted_samples``).
+cost that matters; it is done in O(n) (see ``_two_level_bucket_sort``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numba as nb
 import numpy as np
 import polars as pl
 
+from wattsched._memory import populated_empty
 from wattsched.platform.power import Platform, PowerCapSchedule
 from wattsched.sched.sorted_pairs import insertion_sort_pairs
 
@@ -30,6 +31,9 @@ TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "dynamic": pl.Float64(),
     "cap": pl.Float64(),
 }
+
+#: Points per block of the two-level bucket sort: its two arrays (16 bytes a point) stay in a core's L2 cache.
+_BLOCK_POINTS = 4096
 
 #: Above this many buckets per change point the bucket sort would waste memory; fall back to a comparison sort.
 _MAX_BUCKETS_PER_POINT = 8
@@ -58,7 +62,38 @@ def _active_samples(start: np.ndarray, end: np.ndarray, length: np.ndarray, peri
 
 
 @nb.njit(cache=True)
-def _bucket_sorted_events(
+def _item_span(it: int, njobs: int, base: np.ndarray, n: np.ndarray, pt_base: np.ndarray, bmin: int) -> tuple:
+    """The buckets ``[b0, b1)`` an item's points fall in (a job's samples, or one single point)."""
+    if it < njobs:
+        b0 = base[it] - bmin
+        return b0, b0 + n[it]
+    b0 = pt_base[it - njobs] - bmin
+    return b0, b0 + 1
+
+
+@nb.njit(cache=True)
+def _block_sizes(
+    order: np.ndarray, base: np.ndarray, n: np.ndarray, pt_base: np.ndarray, bmin: int, nblocks: int, width: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets of each block's points and runs (one run per item and block it touches), as exclusive sums."""
+    njobs = base.size
+    points = np.zeros(nblocks + 1, np.int64)
+    runs = np.zeros(nblocks + 1, np.int64)
+    for it in order:
+        b0, b1 = _item_span(it, njobs, base, n, pt_base, bmin)
+        c = b0 // width
+        while c * width < b1:
+            points[c + 1] += min(b1, (c + 1) * width) - max(b0, c * width)
+            runs[c + 1] += 1
+            c += 1
+    for c in range(nblocks):
+        points[c + 1] += points[c]
+        runs[c + 1] += runs[c]
+    return points, runs
+
+
+@nb.njit(cache=True)
+def _fill_blocks(
     order: np.ndarray,
     start: np.ndarray,
     base: np.ndarray,
@@ -71,60 +106,107 @@ def _bucket_sorted_events(
     pt_delta: np.ndarray,
     period: float,
     bmin: int,
-    nbuckets: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every change point (sample boundaries of the jobs, then single points: job ends and cap changes) with its
-    delta, sorted by time in O(points + buckets).
-
-    A job starting at ``start = base·period + phase`` changes power at ``(base + k)·period + phase``: one point
-    per period bucket, always at the same phase; a single point is a run of length 1. So within a bucket the
-    points are ordered by phase, and a counting sort on the bucket, fed with the items in phase order
-    (``order``: ids ``< len(start)`` are jobs, the others single points), emits them sorted. Rounding can only
-    swap points a few ulps apart; a final insertion pass, linear on nearly sorted input, restores the exact
-    order of the computed floats.
-    """
+    width: int,
+    block_points: np.ndarray,
+    block_runs: np.ndarray,
+    times: np.ndarray,
+    deltas: np.ndarray,
+    run_item: np.ndarray,
+    run_bucket: np.ndarray,
+    run_len: np.ndarray,
+    run_at: np.ndarray,
+) -> None:
+    """Pass 1: append each item's points (time, delta) to the blocks it spans, one contiguous run per block."""
     njobs = start.size
-    diff = np.zeros(nbuckets + 1, np.int64)
+    nblocks = block_points.size - 1
+    point_cursor = block_points[:nblocks].copy()
+    run_cursor = block_runs[:nblocks].copy()
     for it in order:
-        if it < njobs:
-            b = base[it] - bmin
-            diff[b] += 1
-            diff[b + n[it]] -= 1
-        else:
-            b = pt_base[it - njobs] - bmin
-            diff[b] += 1
-            diff[b + 1] -= 1
-    pos = np.empty(nbuckets, np.int64)
-    active = 0
-    total = 0
-    for b in range(nbuckets):
-        active += diff[b]
-        pos[b] = total
-        total += active
-    times = np.empty(total, np.float64)
-    deltas = np.empty(total, np.float64)
-    for it in order:
-        if it < njobs:
+        b0, b1 = _item_span(it, njobs, base, n, pt_base, bmin)
+        is_job = it < njobs
+        if is_job:
             s = start[it]
             o = offset[it]
-            b0 = base[it] - bmin
             prev = idle_job[it]
-            for k in range(n[it]):
-                v = np.float64(flat[o + k])
-                i = pos[b0 + k]
-                pos[b0 + k] = i + 1
-                times[i] = s + k * period
-                deltas[i] = v - prev
-                prev = v
-        else:
-            p = it - njobs
-            b = pt_base[p] - bmin
-            i = pos[b]
-            pos[b] = i + 1
-            times[i] = pt_time[p]
-            deltas[i] = pt_delta[p]
-    insertion_sort_pairs(times, deltas, total)
-    return times, deltas
+        b = b0
+        c = b0 // width
+        while b < b1:
+            hi = min(b1, (c + 1) * width)
+            i = point_cursor[c]
+            r = run_cursor[c]
+            run_item[r] = it
+            run_bucket[r] = b - c * width
+            run_len[r] = hi - b
+            run_at[r] = i
+            if is_job:
+                for k in range(b - b0, hi - b0):
+                    v = np.float64(flat[o + k])
+                    times[i] = s + k * period
+                    deltas[i] = v - prev
+                    prev = v
+                    i += 1
+            else:
+                times[i] = pt_time[it - njobs]
+                deltas[i] = pt_delta[it - njobs]
+                i += 1
+            point_cursor[c] = i
+            run_cursor[c] = r + 1
+            b = hi
+            c += 1
+
+
+@nb.njit(cache=True)
+def _sort_blocks(
+    phase: np.ndarray,
+    width: int,
+    block_points: np.ndarray,
+    block_runs: np.ndarray,
+    times: np.ndarray,
+    deltas: np.ndarray,
+    run_item: np.ndarray,
+    run_bucket: np.ndarray,
+    run_len: np.ndarray,
+    run_at: np.ndarray,
+) -> None:
+    """Pass 2: counting-sort each block on the bucket, in cache, feeding its runs in phase order."""
+    nblocks = block_points.size - 1
+    biggest = 0
+    for c in range(nblocks):
+        biggest = max(biggest, block_points[c + 1] - block_points[c])
+    scratch_t = np.empty(biggest, np.float64)
+    scratch_d = np.empty(biggest, np.float64)
+    pos = np.empty(width + 1, np.int64)
+    for c in range(nblocks):
+        r0 = block_runs[c]
+        r1 = block_runs[c + 1]
+        if r1 == r0:
+            continue
+        pos[:] = 0
+        for r in range(r0, r1):
+            pos[run_bucket[r]] += 1
+            pos[run_bucket[r] + run_len[r]] -= 1
+        active = 0
+        acc = 0
+        for b in range(width):
+            active += pos[b]
+            pos[b] = acc
+            acc += active
+        ranks = np.empty(r1 - r0, np.float64)
+        for r in range(r0, r1):
+            ranks[r - r0] = phase[run_item[r]]
+        for q in np.argsort(ranks, kind="mergesort"):
+            r = r0 + q
+            src = run_at[r]
+            b = run_bucket[r]
+            for k in range(run_len[r]):
+                dst = pos[b + k]
+                pos[b + k] = dst + 1
+                scratch_t[dst] = times[src + k]
+                scratch_d[dst] = deltas[src + k]
+        lo = block_points[c]
+        for i in range(block_points[c + 1] - lo):
+            times[lo + i] = scratch_t[i]
+            deltas[lo + i] = scratch_d[i]
 
 
 @nb.njit(cache=True)
@@ -294,10 +376,10 @@ def power_timeline(
     bounds = np.searchsorted(times, np.asarray(cap_sched.times), side="left")
     bounds[0] = 0
     counts = np.diff(np.append(bounds, rows))
-    cap_col = np.empty(rows, dtype=np.float64)
+    cap_col = populated_empty(rows)
     for c, lo, k in zip(cap_sched.caps, bounds, counts, strict=True):
         cap_col[lo : lo + k] = np.nan if c is None else float(c)
-    total = levels + platform.idle_platform_watts
+    total = np.add(levels, platform.idle_platform_watts, out=populated_empty(rows))
     return pl.DataFrame(
         [
             pl.Series("time", times, dtype=pl.Float64),
@@ -318,6 +400,7 @@ def _sorted_events(
     pt_delta: np.ndarray,
     period: float,
     method: str = "auto",
+    width: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Time-sorted change points and deltas: the O(n) bucket sort, or a comparison sort when the run spans far
     more periods than it has points (a sparse trace over years would need a huge bucket array)."""
@@ -332,12 +415,71 @@ def _sorted_events(
         times, deltas = _job_order_events(start, n, offset, flat, idle_job, pt_time, pt_delta, period)
         order = np.argsort(times, kind="stable")
         return times[order], deltas[order]
-    phase = np.concatenate((start[ran] - base[ran] * period, pt_time - pt_base * period))
-    ids = np.concatenate((ran, start.size + np.arange(pt_time.size)))
-    order = ids[np.argsort(phase, kind="stable")]
-    return _bucket_sorted_events(
-        order, start, base, n, offset, flat, idle_job, pt_time, pt_base, pt_delta, period, bmin, nbuckets
+    phase = np.zeros(start.size + pt_time.size)
+    phase[ran] = start[ran] - base[ran] * period
+    phase[start.size :] = pt_time - pt_base * period
+    order = np.concatenate((ran[np.argsort(start[ran], kind="stable")], start.size + np.arange(pt_time.size)))
+    if width is None:
+        width = _block_width(points, nbuckets)
+    return _two_level_bucket_sort(
+        order, start, base, n, offset, flat, idle_job, pt_time, pt_base, pt_delta, phase, period, bmin, nbuckets,
+        width,
     )
+
+
+def _two_level_bucket_sort(
+    order: np.ndarray,
+    start: np.ndarray,
+    base: np.ndarray,
+    n: np.ndarray,
+    offset: np.ndarray,
+    flat: np.ndarray,
+    idle_job: np.ndarray,
+    pt_time: np.ndarray,
+    pt_base: np.ndarray,
+    pt_delta: np.ndarray,
+    phase: np.ndarray,
+    period: float,
+    bmin: int,
+    nbuckets: int,
+    width: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every change point (sample boundaries of the jobs, then single points: job ends and cap changes) with its
+    delta, sorted by time in O(points + buckets).
+
+    A job starting at ``start = base·period + phase`` changes power at ``(base + k)·period + phase``: one point
+    per period bucket, always at the same phase, so within a bucket the points are ordered by their items'
+    phases (a single point is an item of length 1). Two passes keep the memory traffic sequential:
+
+    1. items in ``order`` (start order, for locality) append their points to blocks of ``width`` buckets, one
+       contiguous *run* per item and block (``_fill_blocks``);
+    2. each block, small enough to stay in cache, is counting-sorted on the bucket with its runs fed in phase
+       order, which emits its points in time order (``_sort_blocks``).
+
+    Rounding can only swap points a few ulps apart; a final insertion pass, linear on nearly sorted input,
+    restores the exact order of the computed floats. ``phase`` is per item (jobs, then single points). The big
+    arrays are allocated here, their pages mapped at once (``populated_empty``), not page by page by numba.
+    """
+    nblocks = (nbuckets + width - 1) // width
+    block_points, block_runs = _block_sizes(order, base, n, pt_base, bmin, nblocks, width)
+    total = int(block_points[-1])
+    nruns = int(block_runs[-1])
+    times = populated_empty(total)
+    deltas = populated_empty(total)
+    run_item, run_bucket, run_len, run_at = (np.empty(nruns, np.int64) for _ in range(4))
+    _fill_blocks(
+        order, start, base, n, offset, flat, idle_job, pt_time, pt_base, pt_delta, period, bmin, width,
+        block_points, block_runs, times, deltas, run_item, run_bucket, run_len, run_at,
+    )
+    _sort_blocks(phase, width, block_points, block_runs, times, deltas, run_item, run_bucket, run_len, run_at)
+    insertion_sort_pairs(times, deltas, total)
+    return times, deltas
+
+
+def _block_width(points: int, nbuckets: int) -> int:
+    """Buckets per block: a power of two giving blocks of about ``_BLOCK_POINTS`` points (cache-sized)."""
+    per_bucket = max(points / max(nbuckets, 1), 1e-9)
+    return int(min(max(2 ** round(math.log2(max(_BLOCK_POINTS / per_bucket, 1.0))), 1), 1 << 16))
 
 
 def energy(timeline: pl.DataFrame, t0: float, t1: float, column: str = "total") -> float:
