@@ -1,0 +1,1 @@
+"""wattsched.predict: online job power and runtime predictors and their evaluation."""
