@@ -116,8 +116,9 @@ def _brute(jobs: pl.DataFrame, completion: np.ndarray, cfg: HistoryConfig) -> np
             seen = completion <= r
             out[i] = vals[seen].mean()
             continue
-        theta = (1.0 - (r - c[keep]) / s) ** cfg.alpha
-        out[i] = theta @ p[keep] / theta.sum() if theta.sum() > 0 else p[keep].mean()
+        with np.errstate(invalid="ignore", divide="ignore"):  # s = 0 (ε = 0, r = C_first): θ = 0/0, see below
+            theta = (1.0 - (r - c[keep]) / s) ** cfg.alpha
+        out[i] = theta @ p[keep] / theta.sum() if np.nansum(theta) > 0 else p[keep].mean()
     return out
 
 

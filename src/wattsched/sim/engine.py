@@ -31,6 +31,7 @@ from wattsched.sim.kernel import (
     ERR_NOT_QUEUED,
     EXTERNAL,
     ST_DECISIONS,
+    ST_DONE,
     ST_ERROR,
     ST_ERROR_JOB,
     ST_FINISHED,
@@ -39,6 +40,8 @@ from wattsched.sim.kernel import (
     ST_NEXT_SUB,
     ST_PASSES,
     ST_PENDING,
+    ST_PRED_PENDING,
+    ST_PREDICT,
     ST_QLEN,
     ST_RUNNING,
     KernelState,
@@ -58,6 +61,22 @@ class SimulationError(RuntimeError):
 
 
 @dataclass
+class OnlineEstimates:
+    """An online predictor run inside the simulation (``wattsched.predict.online.OnlinePredictor``).
+
+    It learns from the completions the simulator produces and, at every instant with submissions, predicts the
+    jobs about to be submitted; its predictions become their estimates before any policy sees them.
+    ``runtime`` names the output used as the runtime estimate (capped at the walltime; a missing or negative
+    value falls back to the walltime); ``power`` maps ``(rows, outputs)`` to the job-level dynamic
+    (mean, max, std) estimates in watts that the power check reads.
+    """
+
+    predictor: Any
+    runtime: str | None = None
+    power: Callable[[np.ndarray, dict[str, np.ndarray]], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+
+
+@dataclass
 class SimulationResult:
     """The schedule (one row per job) and facts about the run."""
 
@@ -70,6 +89,8 @@ class SimulationResult:
     elapsed_s: float
     notes: list[str] = field(default_factory=list)
     policy_stats: dict[str, Any] = field(default_factory=dict)  # e.g. the exact knapsack's cost per pass
+    #: The online predictor's outputs, one row per schedule row (None without ``online``).
+    predictions: pl.DataFrame | None = None
 
     def info(self) -> dict[str, Any]:
         return {
@@ -117,6 +138,7 @@ def simulate(
     cap: Any = None,
     knapsack_until: float | None = None,
     solver: dict[str, Any] | None = None,
+    online: OnlineEstimates | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
 
@@ -129,6 +151,8 @@ def simulate(
     ``times`` (ascending) and ``caps`` arrays (``inf`` = no cap), whose changes are timer events.
     ``knapsack_until``: where the knapsack policies' window ends (default: the cap's first change).
     ``solver``: options of the exact knapsack (``CpSatKnapsack``: time_limit, work_limit, max_jobs, seed).
+    ``online``: a predictor learning from the simulated completions supplies the runtime and/or power
+    estimates at submission (then ``runtime_estimate`` / ``power_estimates`` are not read).
     """
     external = None
     if isinstance(policy, str):
@@ -164,9 +188,13 @@ def simulate(
     if (runtime < 0).any() or (walltime < 0).any() or not np.isfinite(submit).all():
         raise SimulationError("negative runtime/walltime or non-finite submit time; read through a reader")
     notes: list[str] = []
-    estimate = _estimates(jobs, runtime_estimate, walltime, notes)
+    online_runtime = online is not None and online.runtime is not None
+    estimate = _estimates(jobs, None if online_runtime else runtime_estimate, walltime, notes)
     key = order_keys(pol.order, estimate, size)
-    pcfg, k, est_m, est_max, est_s, cap_t, cap_v = _power_inputs(jobs, power_check, power_estimates, cap, pol)
+    online_power = online is not None and online.power is not None
+    pcfg, k, est_m, est_max, est_s, cap_t, cap_v = _power_inputs(
+        jobs, power_check, power_estimates, cap, pol, placeholders=online_power
+    )
     if knapsack_until is None:
         knapsack_until = float(cap_t[1]) if cap_t.size > 1 else np.inf
     pf = np.array([k, knapsack_until], dtype=np.float64)
@@ -180,6 +208,10 @@ def simulate(
     attributes = (
         _attributes(jobs, submit, size, walltime, estimate, est_m, est_max, est_s) if external is not None else None
     )
+    feed = None
+    if online is not None:
+        feed = _OnlineFeed(online, jobs, submit, size, walltime, estimate, key, pol.order, est_m, est_max, est_s)
+        state.st[ST_PREDICT] = 1
     t0 = time.perf_counter()
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
     target = min(n, step)
@@ -190,10 +222,13 @@ def simulate(
             state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
             state.side_end, state.side_job, state.out, state.prof_t, state.prof_a, state.pol,
             state.res_t, state.res_j, state.finished, state.assumed_end, state.now,
-            pcfg, pf, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
+            pcfg, pf, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v, state.done_log,
         )
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
+        if state.st[ST_PRED_PENDING]:  # an instant with submissions: the predictor goes first
+            feed.step(state)
+            continue
         if state.st[ST_PENDING]:  # a pass for the Python policy; the chunk goes on after it
             _python_pass(external, state, attributes, machine_size, pol.name, cap_t, cap_v)
             continue
@@ -222,13 +257,16 @@ def simulate(
         elapsed_s=elapsed,
         notes=notes,
         policy_stats=external.stats.summary() if hasattr(getattr(external, "stats", None), "summary") else {},
+        predictions=feed.frame() if feed is not None else None,
     )
 
 
 def _power_inputs(
-    jobs: pl.DataFrame, check: PowerCheck | None, columns: tuple[str, str, str], cap: Any, pol: QueuePolicy
+    jobs: pl.DataFrame, check: PowerCheck | None, columns: tuple[str, str, str], cap: Any, pol: QueuePolicy,
+    *, placeholders: bool = False,
 ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Arrays for the kernel's power bookkeeping (all zeros and no cap when there is no power check)."""
+    """Arrays for the kernel's power bookkeeping (all zeros and no cap when there is no power check;
+    ``placeholders``: zeros an online predictor fills in at submission)."""
     n = jobs.height
     check = check or PowerCheck()
     pcfg = np.array(check.codes(), dtype=np.int64)
@@ -246,6 +284,8 @@ def _power_inputs(
         return pcfg, 0.0, zeros, zeros, zeros, cap_t, cap_v
     if pol.backfill == BACKFILL_CONSERVATIVE:
         raise SimulationError("power checks are not available with conservative backfilling yet")
+    if placeholders:
+        return pcfg, float(check.k), np.zeros(n), np.zeros(n), np.zeros(n), cap_t, cap_v
     missing = [c for c in columns if c not in jobs.columns]
     if missing:
         raise SimulationError(
@@ -260,6 +300,60 @@ def _power_inputs(
             raise SimulationError(f"power estimate column {c!r} is missing or not finite for job {bad}")
         arrays.append(a)
     return pcfg, float(check.k), arrays[0], arrays[1], arrays[2], cap_t, cap_v
+
+
+class _OnlineFeed:
+    """Hands the simulated completions to an online predictor and writes its predictions into the estimates."""
+
+    def __init__(self, online: OnlineEstimates, jobs: pl.DataFrame, submit: np.ndarray, size: np.ndarray,
+                 walltime: np.ndarray, estimate: np.ndarray, key: np.ndarray, order: int,
+                 est_m: np.ndarray, est_max: np.ndarray, est_s: np.ndarray) -> None:
+        self.online = online
+        self.predictor = online.predictor
+        self.predictor.bind(jobs)
+        self.submit, self.size, self.walltime, self.estimate, self.key, self.order = (
+            submit, size, walltime, estimate, key, order)
+        self.est = (est_m, est_max, est_s)
+        self.job_id = jobs["job_id"]
+        self.seen = 0
+        self.out = {name: np.full(jobs.height, np.nan) for name in self.predictor.outputs}
+
+    def step(self, state: KernelState) -> None:
+        now = float(state.now[0])
+        done = int(state.st[ST_DONE])
+        if done > self.seen:
+            rows = state.done_log[self.seen : done].copy()
+            self.predictor.observe(rows, state.end[rows])
+            self.seen = done
+        lo = int(state.st[ST_NEXT_SUB])
+        hi = int(np.searchsorted(self.submit, now, side="right"))
+        rows = np.arange(lo, hi)
+        predictions = self.predictor.predict(rows, now)
+        for name, values in predictions.items():
+            if name in self.out:
+                self.out[name][rows] = values
+        if self.online.runtime is not None:
+            value = np.asarray(predictions[self.online.runtime], dtype=np.float64)
+            wall = self.walltime[rows]
+            value = np.where(np.isfinite(value) & (value >= 0), np.minimum(value, wall), wall)
+            self.estimate[rows] = value
+            self.key[rows] = order_keys(self.order, value, self.size[rows])
+        if self.online.power is not None:
+            for target, values in zip(self.est, self.online.power(rows, predictions), strict=True):
+                values = np.asarray(values, dtype=np.float64)
+                if not np.isfinite(values).all():
+                    bad = self.job_id[int(rows[np.flatnonzero(~np.isfinite(values))[0]])]
+                    raise SimulationError(f"the online power predictor gave no finite estimate for job {bad}")
+                target[rows] = values
+
+    def frame(self) -> pl.DataFrame:
+        cols = []
+        for name, values in self.out.items():
+            if name == "has_user_history" or name.startswith("has_"):
+                cols.append(pl.Series(name, values).fill_nan(None).cast(pl.Boolean))
+            else:
+                cols.append(pl.Series(name, values, nan_to_null=True))
+        return pl.DataFrame(cols)
 
 
 def _attributes(

@@ -46,7 +46,10 @@ ST_FINISHED = 9
 ST_PENDING = 10
 ST_DECISIONS = 11
 ST_CAP_NEXT = 12
-ST_SIZE = 13
+ST_PREDICT = 13  # 1: stop at every instant with submissions, after its completions, for an online predictor
+ST_PRED_PENDING = 14  # set when stopped that way; the next call resumes with the instant's submissions
+ST_DONE = 15  # number of completions logged in ``done_log``
+ST_SIZE = 16
 
 #: ``backfill`` code meaning "the decisions come from Python": the loop returns at every pass.
 EXTERNAL = -1
@@ -82,6 +85,7 @@ class KernelState:
         self.res_t = np.empty(n, dtype=np.float64)
         self.res_j = np.empty(n, dtype=np.int64)
         self.finished = np.empty(n, dtype=np.int64)
+        self.done_log = np.empty(n, dtype=np.int64)  # every completion, in order (for online predictors)
         self.assumed_end = np.full(n, np.nan)
         self.now = np.zeros(1)  # the instant of a pass handed to Python
         # the policy's power bookkeeping: Σ mean, Σ max and Σ σ² of the running jobs' estimates
@@ -200,12 +204,15 @@ def run_kernel(
     backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
     st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
     run_end, run_job, side_end, side_job, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
-    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v,
+    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v, done_log,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
     ``st[ST_PENDING]`` is set, ``clock[0]`` holds the instant, and the next call first applies the
-    ``st[ST_DECISIONS]`` decisions written to ``out``. Returns True when the run is complete."""
+    ``st[ST_DECISIONS]`` decisions written to ``out``. With ``st[ST_PREDICT]`` set, it also stops at every
+    instant with submissions once that instant's completions are done (``st[ST_PRED_PENDING]``, ``clock[0]``),
+    so that an online predictor can learn from them and fill in the estimates of the jobs about to be
+    submitted; the next call goes on with the submissions. Returns True when the run is complete."""
     n = submit.shape[0]
     free = st[ST_FREE]
     nxt = st[ST_NEXT_SUB]
@@ -227,35 +234,49 @@ def run_kernel(
         if st[ST_DECISIONS] > 0:
             qlen = _drop_started(queue, qlen, queued)
     pending = False
+    pred_pending = False
+    resume = st[ST_PRED_PENDING] == 1
+    st[ST_PRED_PENDING] = 0
+    nd = st[ST_DONE]
     ncap = cap_t.shape[0]
     cnext = st[ST_CAP_NEXT]
     # cap changes are timer events: they matter while jobs wait (a rising cap may unblock them)
     while nxt < n or hs > 0 or (qlen > 0 and cnext < ncap):
-        if nxt >= stop_after_submissions and nxt < n:
-            break
-        now = math.inf
-        if hs > 0:
-            now = heap_t[0]
-        if nxt < n and submit[nxt] < now:
-            now = submit[nxt]
-        if qlen > 0 and cnext < ncap and cap_t[cnext] < now:
-            now = cap_t[cnext]
-        while cnext < ncap and cap_t[cnext] <= now:
-            cnext += 1
-        # 1. every completion at this instant
-        while hs > 0 and heap_t[0] == now:
-            j = heap_j[0]
-            hs = _heap_pop(heap_t, heap_j, hs)
-            free += size[j]
-            rc = _running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
-            finished[fc] = j
-            fc += 1
-            if rc == 0:
-                sums[:] = 0.0  # exact zero when nothing runs: no drift from float additions and removals
-            else:
-                sums[SUM_M] -= est_m[j]
-                sums[SUM_MAX] -= est_max[j]
-                sums[SUM_S2] -= est_s[j] * est_s[j]
+        if resume:  # the instant's completions are done: go on with its submissions
+            resume = False
+            now = clock[0]
+        else:
+            if nxt >= stop_after_submissions and nxt < n:
+                break
+            now = math.inf
+            if hs > 0:
+                now = heap_t[0]
+            if nxt < n and submit[nxt] < now:
+                now = submit[nxt]
+            if qlen > 0 and cnext < ncap and cap_t[cnext] < now:
+                now = cap_t[cnext]
+            while cnext < ncap and cap_t[cnext] <= now:
+                cnext += 1
+            # 1. every completion at this instant
+            while hs > 0 and heap_t[0] == now:
+                j = heap_j[0]
+                hs = _heap_pop(heap_t, heap_j, hs)
+                free += size[j]
+                rc = _running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
+                finished[fc] = j
+                fc += 1
+                done_log[nd] = j
+                nd += 1
+                if rc == 0:
+                    sums[:] = 0.0  # exact zero when nothing runs: no drift from float additions and removals
+                else:
+                    sums[SUM_M] -= est_m[j]
+                    sums[SUM_MAX] -= est_max[j]
+                    sums[SUM_S2] -= est_s[j] * est_s[j]
+            if st[ST_PREDICT] == 1 and nxt < n and submit[nxt] == now:
+                pred_pending = True
+                clock[0] = now
+                break
         # 2. every submission at this instant
         while nxt < n and submit[nxt] == now:
             qlen = _queue_insert(queue, qlen, key, nxt)
@@ -300,6 +321,10 @@ def run_kernel(
     st[ST_MAX_QLEN] = max_q
     st[ST_FINISHED] = fc
     st[ST_CAP_NEXT] = cnext
+    st[ST_DONE] = nd
+    if pred_pending:
+        st[ST_PRED_PENDING] = 1
+        return False
     if pending:
         st[ST_PENDING] = 1
         return False
