@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
+from wattsched.platform.power import job_dynamic_estimates, naive_estimates
 from wattsched.power_run import (
     ESTIMATE_COLUMNS,
     PowerSetup,
@@ -19,9 +21,9 @@ from wattsched.power_run import (
     reject_never_fitting,
     with_estimates,
 )
-from wattsched.sim.engine import SimulationResult, simulate
+from wattsched.sim.engine import OnlineEstimates, SimulationResult, simulate
 from wattsched.workload.load import load_workload
-from wattsched.workload.schema import Provenance, ReadResult, WorkloadError
+from wattsched.workload.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
 
 OUTPUT_FORMATS = ("parquet", "csv")
 
@@ -61,9 +63,18 @@ def run_policy(
     progress: Callable[[int, int], None] | None = None,
     power: PowerSetup | None = None,
     baseline: bool = True,
+    online_power: str | None = None,
+    online_runtime: str | None = None,
+    predictor_options: dict[str, Any] | None = None,
 ) -> RunOutput:
     """Read (or take) a workload, simulate ``policy`` and summarise the schedule; with ``power``, under a power
-    check and cap, adding the actual power timeline and the power metrics."""
+    check and cap, adding the actual power timeline and the power metrics.
+
+    ``online_power`` / ``online_runtime`` name predictors (``wattsched.predict.run``) that run inside the
+    simulation: they learn from the simulated completions and estimate each job at its submission (the power
+    one replaces ``power.source``; the runtime one ``runtime_estimate``). Their predictions are added to the
+    per-job table. ``predictor_options`` go to the predictors' factories (``{"power": {...}, "runtime": {...}}``).
+    """
     read = workload if isinstance(workload, ReadResult) else load_workload(
         workload, machine_size=machine_size, strict=strict
     )
@@ -71,16 +82,23 @@ def run_policy(
     workload = read.jobs
     rejects = read.rejects
     power_kw: dict[str, Any] = {}
+    if online_power is not None and power is None:
+        raise ValueError("an online power predictor needs a power setup (platform, check and cap)")
     if power is not None:
-        workload = with_estimates(workload, power)
-        workload, rejects = reject_never_fitting(workload, rejects, power, read.provenance.source)
+        if online_power is None:
+            workload = with_estimates(workload, power)
+            workload, rejects = reject_never_fitting(workload, rejects, power, read.provenance.source)
         period = read.provenance.header.get("sample_period")
         if period:
             power = dataclasses.replace(power, sample_period=float(period))
         power_kw = {"power_check": power.check, "power_estimates": ESTIMATE_COLUMNS, "cap": power.cap,
                     "knapsack_until": power.window_end}
-    result = simulate(workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, **power_kw)
+    online = _online_estimates(workload, power, online_power, online_runtime, predictor_options or {})
+    result = simulate(workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, online=online,
+                      **power_kw)
     jobs = add_job_metrics(result.schedule)
+    if result.predictions is not None:
+        jobs = jobs.hstack(result.predictions.select(pl.all().name.prefix("online_")))
     summary = {
         "run": result.info(),
         "workload": {
@@ -92,10 +110,48 @@ def run_policy(
         },
         "metrics": summarise(result.schedule, size, window=window),
     }
+    if online is not None:
+        summary["online_prediction"] = {"power": online_power, "runtime": online_runtime,
+                                        "learns_from": "the simulated completions"}
     timeline = None
     if power is not None:
         timeline, summary["power"] = power_outputs(workload, result.schedule, power, size, baseline=baseline)
+        if online_power is not None:
+            summary["power"]["power_source"] = f"online {online_power}"
     return RunOutput(result, jobs, rejects, read.provenance, summary, timeline)
+
+
+def _online_estimates(
+    jobs: pl.DataFrame, power: PowerSetup | None, online_power: str | None, online_runtime: str | None,
+    options: dict[str, Any],
+) -> OnlineEstimates | None:
+    """The in-simulation predictors and how their outputs become the policy's estimates."""
+    if online_power is None and online_runtime is None:
+        return None
+    from wattsched.predict.online import CombinedPredictor
+    from wattsched.predict.power_history import HistoryConfig
+    from wattsched.predict.run import make_power_predictor, make_runtime_predictor
+
+    parts = []
+    convert = None
+    if online_power is not None:
+        power_options = dict(options.get("power", {}))
+        history = power_options.pop("history", None) or HistoryConfig(fallback_watts=power.platform.max_node_watts)
+        parts.append(make_power_predictor(online_power, history=history, **power_options))
+        size = sort_queue_order(jobs)["size"].to_numpy().astype(np.float64)
+
+        def convert(rows: np.ndarray, out: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            if power.check.name == "naive":
+                return naive_estimates(size[rows])
+            return job_dynamic_estimates(
+                size[rows], out["pred_power_mean"], out["pred_power_max"], out["pred_power_std"],
+                power.platform.idle_watts, subtract_idle=power.subtract_idle, sigma_scaling=power.sigma_scaling,
+            )
+
+    if online_runtime is not None:
+        parts.append(make_runtime_predictor(online_runtime, **options.get("runtime", {})))
+    predictor = parts[0] if len(parts) == 1 else CombinedPredictor(*parts)
+    return OnlineEstimates(predictor, runtime="pred_runtime" if online_runtime else None, power=convert)
 
 
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:

@@ -17,6 +17,8 @@ from wattsched.workload.schema import WorkloadError
 app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
 generate_app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
+predict_app = typer.Typer(help="Add online power or runtime predictions to a workload.", no_args_is_help=True)
+app.add_typer(predict_app, name="predict")
 # Piped output (CI logs, files) gets a wide console so tables are not squeezed to 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=160)
 err = Console(stderr=True)
@@ -88,6 +90,16 @@ def simulate(
     ] = True,
     sigma_scaling: Annotated[str, typer.Option(help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")] = "nodes",
     baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
+    online_power: Annotated[
+        str | None,
+        typer.Option(help="Predict power inside the simulation, learning from simulated completions: history, "
+                          "ml-linear, ml-forest, ml-svr or ml-sgd (replaces --power-source)."),
+    ] = None,
+    online_runtime: Annotated[
+        str | None,
+        typer.Option(help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
+                          "(replaces --runtime-estimate)."),
+    ] = None,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     from wattsched.api import run_policy, write_run
@@ -98,8 +110,11 @@ def simulate(
         read = load_workload(workload, machine_size=machine_size, strict=strict)
         power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
                              reservation, knapsack, cap_basis, subtract_idle, sigma_scaling)
+        if online_power is not None and power is None:
+            _fail("--online-power needs --platform, --power-check and --cap (or --cap-file)")
         options = {"machine_size": machine_size, "window": _parse_window(metrics_window), "power": power,
-                   "baseline": baseline}
+                   "baseline": baseline, "online_power": online_power, "online_runtime": online_runtime,
+                   "runtime_estimate": runtime_estimate}
         if read.jobs.height > PROGRESS_THRESHOLD:
             with Progress(
                 TextColumn("[bold]simulating[/] " + policy), BarColumn(), MofNCompleteColumn(),
@@ -241,6 +256,152 @@ def demo(
         )
     console.print(table)
     console.print(f"figure: {output / 'policies.png'}; per-policy results in {output}/<policy>/")
+
+
+CompletionOption = Annotated[
+    str,
+    typer.Option(help="Completion times the predictor learns from: auto (the trace's, else an EASY replay), "
+                      "trace, replay or no-wait (submit + runtime)."),
+]
+
+
+def _write_predictions(run, output: Path, provenance) -> None:
+    """The workload with its prediction columns; CSV cannot hold list columns (profiles), which it leaves out."""
+    from wattsched.workload.tableio import write_table
+
+    jobs = run.jobs
+    if not output.name.lower().endswith((".parquet", ".csv", ".csv.gz")):
+        _fail(f"--output must end in .parquet, .csv or .csv.gz, got {output.name}")
+    if not output.name.lower().endswith(".parquet"):
+        nested = [c for c, t in jobs.schema.items() if t.is_nested()]
+        if nested:
+            err.print(f"note: CSV cannot hold list columns; {', '.join(nested)} left out (use .parquet to keep them)")
+            jobs = jobs.drop(nested)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_table(jobs, output, provenance=provenance)
+
+
+def _write_extras(run, plots: Path | None, report: Path | None, what: str, unit: str) -> None:
+    import json
+
+    from wattsched.predict.evaluate import boxplot_per_user
+
+    if plots is not None:
+        path = boxplot_per_user(run.per_user_mae, plots / f"{what}_mae_per_user.png",
+                                title=f"{what}: MAE per user", ylabel=f"MAE per user ({unit})")
+        console.print(f"figure: {path}")
+    if report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps({**run.report, **run.info}, indent=2, default=str) + "\n")
+        console.print(f"report: {report}")
+
+
+def _error_row(table: Table, label: str, stats: dict, scale: float = 1.0) -> None:
+    if not stats or stats.get("jobs", 0) == 0:
+        table.add_row(label, "0", "–", "–", "–", "–")
+        return
+    table.add_row(
+        label, f"{stats['jobs']:,}", f"{stats['mae'] / scale:,.1f}", f"{stats['median_ae'] / scale:,.1f}",
+        f"{stats['under_share']:.1%} ({stats['under_mean'] / scale:,.1f})",
+        f"{stats['over_share']:.1%} ({stats['over_mean'] / scale:,.1f})",
+    )
+
+
+def _error_table(title: str, unit: str) -> Table:
+    table = Table(title=title)
+    for col in ("jobs", "count", f"MAE ({unit})", f"median AE ({unit})", "under-predicted (mean)",
+                "over-predicted (mean)"):
+        table.add_column(col, justify="left" if col == "jobs" else "right")
+    return table
+
+
+@predict_app.command("power")
+def predict_power_cmd(
+    workload: Annotated[Path, typer.Option(help="Workload with measured per-node power (parquet, csv, PM100).")],
+    output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with pred_power_* columns.")],
+    method: Annotated[str, typer.Option(help="history, ml-linear, ml-forest, ml-svr or ml-sgd.")] = "history",
+    completion: CompletionOption = "auto",
+    machine_size: Annotated[int | None, typer.Option(help="Machine size for an EASY replay.")] = None,
+    platform: Annotated[str, typer.Option(help="Platform preset or file: its node maximum is the last fallback.")]
+    = "marconi100",
+    alpha: Annotated[float, typer.Option(help="History weight exponent α (θ = (1 − (r−C)/s)^α).")] = 2.0,
+    eps: Annotated[float, typer.Option(help="ε added to the whole-history window s, seconds ([AMBIG-0.4]).")] = 1.0,
+    window: Annotated[float | None, typer.Option(help="Fixed history window s in seconds (default: all).")] = None,
+    plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+) -> None:
+    """Predict each job's power online from finished jobs only and print the MAE report."""
+    from wattsched.platform.power import load_platform
+    from wattsched.predict.power_history import HistoryConfig
+    from wattsched.predict.run import run_power_prediction
+    from wattsched.sim.engine import SimulationError
+    from wattsched.workload.load import load_workload
+
+    try:
+        plat = load_platform(platform)
+        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
+        run = run_power_prediction(read, method, completion=completion, machine_size=machine_size, history=cfg)
+        _write_predictions(run, output, read.provenance)
+    except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    for metric, rep in run.report["metrics"].items():
+        base = run.report["global_mean_baseline"].get(metric, {})
+        table = _error_table(f"{method}: per-node {metric} (W), completions from {run.completion}", "W")
+        _error_row(table, "all jobs", rep["overall"])
+        _error_row(table, "with user history", rep.get("with_history", {}))
+        _error_row(table, "without user history", rep.get("without_history", {}))
+        for name, stats in rep["by_class"].items():
+            _error_row(table, f"{name} jobs", stats)
+        _error_row(table, "global-mean baseline", base.get("overall", {}))
+        console.print(table)
+        pu, bpu = rep["per_user_mae"], base.get("per_user_mae", {})
+        console.print(f"median per-user MAE: {pu['median']:,.1f} W over {pu['users']:,} users "
+                      f"(global mean: {bpu.get('median', float('nan')):,.1f} W)")
+    console.print(f"wrote {output}")
+    _write_extras(run, plots, report, "power", "W")
+
+
+@predict_app.command("runtime")
+def predict_runtime_cmd(
+    workload: Annotated[Path, typer.Option(help="Workload (SWF, parquet, csv, PM100).")],
+    output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with a pred_runtime column.")],
+    method: Annotated[str, typer.Option(help="walltime, last2, rules, or oracle (the truth, a baseline).")] = "rules",
+    completion: CompletionOption = "auto",
+    machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")]
+    = None,
+    min_prefix: Annotated[int, typer.Option(help="rules: shortest name prefix that counts as similar.")] = 1,
+    plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+) -> None:
+    """Predict each job's runtime online from finished jobs only and print the MAE report."""
+    from wattsched.predict.run import run_runtime_prediction
+    from wattsched.sim.engine import SimulationError
+    from wattsched.workload.load import load_workload
+
+    options = {"min_prefix": min_prefix} if method == "rules" else {}
+    try:
+        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        run = run_runtime_prediction(read, method, completion=completion, machine_size=machine_size, **options)
+        _write_predictions(run, output, read.provenance)
+    except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    rep = run.report["runtime"]
+    table = _error_table(f"{method}: runtime (min), completions from {run.completion}", "min")
+    _error_row(table, "all jobs", rep["overall"], 60.0)
+    for name, stats in rep["by_class"].items():
+        _error_row(table, f"{name} jobs", stats, 60.0)
+    _error_row(table, "walltime (baseline)", rep["walltime"], 60.0)
+    console.print(table)
+    if "rule_share" in rep:
+        shares = ", ".join(f"{r}: {s:.1%}" for r, s in rep["rule_share"].items())
+        console.print(f"share of jobs per rule: {shares}")
+    console.print(f"median per-user MAE: {rep['per_user_mae']['median'] / 60:,.1f} min over "
+                  f"{rep['per_user_mae']['users']:,} users")
+    console.print(f"wrote {output}")
+    _write_extras(run, plots, report, "runtime", "s")
 
 
 def _print_summary(summary: dict, title: str) -> None:

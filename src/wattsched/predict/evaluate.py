@@ -85,9 +85,15 @@ def evaluate(
     return report
 
 
-def evaluate_power(jobs: pl.DataFrame, predictions: pl.DataFrame) -> dict[str, Any]:
-    """Per metric (per-node W): the :func:`evaluate` report of ``pred_<metric>`` against the measured value."""
-    has = predictions["has_user_history"].to_numpy() if "has_user_history" in predictions.columns else None
+def evaluate_power(
+    jobs: pl.DataFrame, predictions: pl.DataFrame, has_history: np.ndarray | None = None
+) -> dict[str, Any]:
+    """Per metric (per-node W): the :func:`evaluate` report of ``pred_<metric>`` against the measured value.
+    The with/without-history split uses ``has_history`` (default: the predictions' own flag), so that a
+    baseline is judged on the same jobs as the predictor it is compared with."""
+    has = has_history
+    if has is None and "has_user_history" in predictions.columns:
+        has = predictions["has_user_history"].to_numpy()
     out = {}
     for metric in POWER_METRICS:
         col = f"pred_{metric}"

@@ -165,3 +165,31 @@ def completion_times(
 def prepare(jobs: pl.DataFrame) -> pl.DataFrame:
     """The canonical table in queue order, as predictors expect it."""
     return sort_queue_order(coerce_columns(jobs))
+
+
+class CombinedPredictor:
+    """Several predictors as one (e.g. power and runtime in the same simulation): each sees every completion
+    and submission; their outputs are merged (names must not clash)."""
+
+    def __init__(self, *parts: OnlinePredictor) -> None:
+        names = [n for p in parts for n in p.outputs]
+        clash = {n for n in names if names.count(n) > 1}
+        if clash:
+            raise ValueError(f"predictors produce the same output(s) {sorted(clash)}")
+        self.parts = parts
+        self.name = "+".join(p.name for p in parts)
+        self.outputs = tuple(names)
+
+    def bind(self, jobs: pl.DataFrame) -> None:
+        for p in self.parts:
+            p.bind(jobs)
+
+    def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
+        for p in self.parts:
+            p.observe(rows, end_times)
+
+    def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for p in self.parts:
+            out |= p.predict(rows, now)
+        return out

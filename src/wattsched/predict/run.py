@@ -1,0 +1,118 @@
+"""The ``predict`` verbs: add online predictions to a workload table and say how good they are.
+
+Power predictions are per-node watts (like the measured ``power_mean``/``power_max``/``power_std``); the
+simulator turns them into job-level estimates with ``--power-source predicted``. Runtime predictions are
+seconds in ``pred_runtime``, read by ``--runtime-estimate pred_runtime``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from wattsched.predict.evaluate import evaluate_power, evaluate_runtime, per_user_mae
+from wattsched.predict.online import OnlinePredictor, completion_times, predict_online, prepare
+from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
+from wattsched.workload.schema import ReadResult
+
+POWER_METHODS = ("history", "ml-linear", "ml-forest", "ml-svr", "ml-sgd")
+RUNTIME_METHODS = ("walltime", "oracle", "last2", "rules")
+
+
+@dataclass
+class PredictionRun:
+    """A workload with its predictions, the evaluation report and where the completion times came from."""
+
+    jobs: pl.DataFrame  # queue order, prediction columns appended (replacing any of the same name)
+    predictions: pl.DataFrame
+    report: dict[str, Any]
+    completion: str
+    per_user_mae: dict[str, np.ndarray] = field(default_factory=dict)  # for the box plots
+    info: dict[str, Any] = field(default_factory=dict)  # e.g. the ML models chosen each week
+
+
+def make_power_predictor(method: str, *, history: HistoryConfig | None = None, **options: Any) -> OnlinePredictor:
+    """A power predictor by name: ``history`` (Eq. 1–3) or one of the weekly ML models (``ml-*``)."""
+    if method == "history":
+        if options:
+            raise ValueError(f"the history predictor takes no options {sorted(options)}")
+        return HistoryPowerPredictor(history)
+    if method in POWER_METHODS:
+        from wattsched.predict.power_ml import make_ml_power_predictor
+
+        return make_ml_power_predictor(method, history=history, **options)
+    raise ValueError(f"unknown power prediction method {method!r}; choose from {', '.join(POWER_METHODS)}")
+
+
+def make_runtime_predictor(method: str, **options: Any) -> OnlinePredictor:
+    """A runtime predictor by name: ``walltime``, ``oracle`` (the truth, a baseline), ``last2`` or ``rules``."""
+    if method not in RUNTIME_METHODS:
+        raise ValueError(f"unknown runtime prediction method {method!r}; choose from {', '.join(RUNTIME_METHODS)}")
+    from wattsched.predict.runtime import make_runtime_predictor as make
+
+    return make(method, **options)
+
+
+def _with(jobs: pl.DataFrame, predictions: pl.DataFrame) -> pl.DataFrame:
+    return jobs.drop([c for c in predictions.columns if c in jobs.columns]).hstack(predictions)
+
+
+def _completion(read: ReadResult, jobs: pl.DataFrame, source: str, machine_size: int | None) -> tuple[np.ndarray, str]:
+    size = machine_size or read.provenance.machine_size
+    return completion_times(jobs, source, machine_size=size)
+
+
+def run_power_prediction(
+    read: ReadResult,
+    method: str,
+    *,
+    completion: str = "auto",
+    machine_size: int | None = None,
+    history: HistoryConfig | None = None,
+    **options: Any,
+) -> PredictionRun:
+    """Predict every job's per-node power online (trace protocol) and evaluate it against the measurements,
+    next to the global-mean baseline (the mean over every job completed so far, all users)."""
+    jobs = prepare(read.jobs)
+    done, where = _completion(read, jobs, completion, machine_size)
+    predictor = make_power_predictor(method, history=history, **options)
+    predictions = predict_online(predictor, jobs, done)
+    cfg = history or HistoryConfig()
+    baseline = predict_online(HistoryPowerPredictor(cfg), jobs.with_columns(pl.lit(None, pl.Int64).alias("user_id")),
+                              done)
+    report = {"method": method, "completion": where, "metrics": evaluate_power(jobs, predictions),
+              "global_mean_baseline": evaluate_power(jobs, baseline, predictions["has_user_history"].to_numpy())}
+    users = jobs["user_id"].to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, None)
+    true = jobs["power_mean"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    per_user = {
+        method: per_user_mae(predictions["pred_power_mean"].to_numpy(), true, users),
+        "global mean": per_user_mae(baseline["pred_power_mean"].to_numpy(), true, users),
+    }
+    info = getattr(predictor, "report", None)
+    return PredictionRun(_with(jobs, predictions), predictions, report, where, per_user,
+                         {"models": info} if info else {})
+
+
+def run_runtime_prediction(
+    read: ReadResult,
+    method: str,
+    *,
+    completion: str = "auto",
+    machine_size: int | None = None,
+    **options: Any,
+) -> PredictionRun:
+    """Predict every job's runtime online (trace protocol) and evaluate it, next to the walltime."""
+    jobs = prepare(read.jobs)
+    done, where = _completion(read, jobs, completion, machine_size)
+    predictions = predict_online(make_runtime_predictor(method, **options), jobs, done)
+    report = {"method": method, "completion": where, "runtime": evaluate_runtime(jobs, predictions)}
+    users = jobs["user_id"].to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, None)
+    true = jobs["runtime"].to_numpy().astype(float)
+    per_user = {
+        method: per_user_mae(predictions["pred_runtime"].to_numpy(), true, users),
+        "walltime": per_user_mae(jobs["walltime"].to_numpy().astype(float), true, users),
+    }
+    return PredictionRun(_with(jobs, predictions), predictions, report, where, per_user)
