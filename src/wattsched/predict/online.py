@@ -72,7 +72,7 @@ def predict_online(
     done = np.flatnonzero(known)
     done = done[np.argsort(completion[done], kind="stable")]
     done_t = completion[done]
-    out = {name: np.empty(n, dtype=np.float64) for name in predictor.outputs}
+    out: dict[str, np.ndarray] = {}  # allocated with the dtype of each output's first values
     # one group per submit instant: [starts[g], starts[g + 1])
     starts = np.flatnonzero(np.r_[True, submit[1:] != submit[:-1]]) if n else np.zeros(0, np.int64)
     bounds = np.r_[starts, n]
@@ -92,6 +92,8 @@ def predict_online(
         seen = upto
         rows = np.arange(lo, hi)
         for name, values in predictor.predict(rows, now).items():
+            if name not in out:
+                out[name] = np.empty(n, dtype=np.asarray(values).dtype)
             out[name][lo:hi] = values
     return _output_frame(out, predictor.outputs)
 
@@ -99,7 +101,7 @@ def predict_online(
 def _output_frame(out: dict[str, np.ndarray], names: tuple[str, ...]) -> pl.DataFrame:
     cols = []
     for name in names:
-        values = out[name]
+        values = out.get(name, np.empty(0))
         dtype = pl.Boolean if values.dtype == np.bool_ else pl.Int64 if values.dtype.kind in "iu" else None
         cols.append(pl.Series(name, values, dtype=dtype, nan_to_null=dtype is None))
     return pl.DataFrame(cols)

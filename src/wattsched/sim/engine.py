@@ -316,13 +316,19 @@ class _OnlineFeed:
         self.est = (est_m, est_max, est_s)
         self.job_id = jobs["job_id"]
         self.seen = 0
-        self.out = {name: np.full(jobs.height, np.nan) for name in self.predictor.outputs}
+        self.n = jobs.height
+        self.out: dict[str, np.ndarray] = {}  # each output with the dtype of its first values; unset = missing
+        self.set = np.zeros(jobs.height, dtype=bool)
 
     def step(self, state: KernelState) -> None:
         now = float(state.now[0])
         done = int(state.st[ST_DONE])
         if done > self.seen:
-            rows = state.done_log[self.seen : done].copy()
+            rows = state.done_log[self.seen : done]
+            ends = state.end[rows]
+            # same order as the trace protocol: by completion time, then queue order (the heap pops equal
+            # times in its own order)
+            rows = rows[np.lexsort((rows, ends))]
             self.predictor.observe(rows, state.end[rows])
             self.seen = done
         lo = int(state.st[ST_NEXT_SUB])
@@ -330,8 +336,10 @@ class _OnlineFeed:
         rows = np.arange(lo, hi)
         predictions = self.predictor.predict(rows, now)
         for name, values in predictions.items():
-            if name in self.out:
-                self.out[name][rows] = values
+            if name not in self.out:
+                self.out[name] = np.zeros(self.n, dtype=np.asarray(values).dtype)
+            self.out[name][rows] = values
+        self.set[rows] = True
         if self.online.runtime is not None:
             value = np.asarray(predictions[self.online.runtime], dtype=np.float64)
             wall = self.walltime[rows]
@@ -348,11 +356,10 @@ class _OnlineFeed:
 
     def frame(self) -> pl.DataFrame:
         cols = []
-        for name, values in self.out.items():
-            if name == "has_user_history" or name.startswith("has_"):
-                cols.append(pl.Series(name, values).fill_nan(None).cast(pl.Boolean))
-            else:
-                cols.append(pl.Series(name, values, nan_to_null=True))
+        for name in self.predictor.outputs:
+            values = self.out.get(name, np.zeros(self.n))
+            series = pl.Series(name, values, nan_to_null=values.dtype.kind == "f")
+            cols.append(series.set(pl.Series(~self.set), None) if not self.set.all() else series)
         return pl.DataFrame(cols)
 
 
