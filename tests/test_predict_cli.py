@@ -103,3 +103,11 @@ def test_bad_requests_fail_clearly(tmp_path, m100) -> None:
     assert result.exit_code == 2 and "no trace completion times" in result.output
     result = runner.invoke(app, ["predict", "runtime", "--workload", str(m100), "--output", str(tmp_path / "x.txt")])
     assert result.exit_code == 2 and ".parquet, .csv" in result.output
+
+
+def test_runtime_cascade_beats_the_walltime_on_the_synthetic_workload(tmp_path, m100) -> None:
+    report = tmp_path / "runtime.json"
+    _ok(["predict", "runtime", "--workload", str(m100), "--method", "rules", "--output", str(tmp_path / "r.csv"),
+         "--report", str(report)])
+    rep = json.loads(report.read_text())["runtime"]
+    assert rep["overall"]["mae"] < 0.6 * rep["walltime"]["mae"]
