@@ -29,6 +29,7 @@ from wattsched.sched.registry import QueuePolicy, get_policy
 from wattsched.sim.kernel import (
     ERR_NO_ROOM,
     ERR_NOT_QUEUED,
+    ERR_PRESTART_NO_ROOM,
     EXTERNAL,
     ST_DECISIONS,
     ST_DONE,
@@ -188,6 +189,7 @@ def simulate(
     if (runtime < 0).any() or (walltime < 0).any() or not np.isfinite(submit).all():
         raise SimulationError("negative runtime/walltime or non-finite submit time; read through a reader")
     notes: list[str] = []
+    prestart = _prestart(jobs, pol)
     online_runtime = online is not None and online.runtime is not None
     estimate = _estimates(jobs, None if online_runtime else runtime_estimate, walltime, notes)
     key = order_keys(pol.order, estimate, size)
@@ -223,6 +225,7 @@ def simulate(
             state.side_end, state.side_job, state.out, state.prof_t, state.prof_a, state.pol,
             state.res_t, state.res_j, state.finished, state.assumed_end, state.now,
             pcfg, pf, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v, state.done_log,
+            prestart,
         )
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
@@ -259,6 +262,16 @@ def simulate(
         policy_stats=external.stats.summary() if hasattr(getattr(external, "stats", None), "summary") else {},
         predictions=feed.frame() if feed is not None else None,
     )
+
+
+def _prestart(jobs: pl.DataFrame, pol: QueuePolicy) -> np.ndarray:
+    """The ``prestarted`` column (jobs already running when a workload window opens), all False without it."""
+    if "prestarted" not in jobs.columns:
+        return np.zeros(jobs.height, dtype=np.bool_)
+    flags = jobs["prestarted"].fill_null(False).cast(pl.Boolean).to_numpy().astype(np.bool_)
+    if flags.any() and pol.backfill == BACKFILL_CONSERVATIVE:
+        raise SimulationError("prestarted jobs (window pre-state) are not supported with conservative backfilling")
+    return flags
 
 
 def _power_inputs(
@@ -407,6 +420,11 @@ def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -
     code = int(state.st[ST_ERROR])
     j = int(state.st[ST_ERROR_JOB])
     job = jobs["job_id"][j] if 0 <= j < jobs.height else j
+    if code == ERR_PRESTART_NO_ROOM:
+        raise SimulationError(
+            f"job {job} was already running when the window opened (prestarted) but does not fit in the free "
+            "units at its start: the machine is smaller than the one the workload ran on"
+        )
     why = {ERR_NOT_QUEUED: "the job is not in the queue", ERR_NO_ROOM: "the job does not fit in the free units"}
     raise SimulationError(f"policy {policy!r} tried to start job {job}, refused: {why.get(code, code)}")
 

@@ -57,6 +57,7 @@ EXTERNAL = -1
 ERR_NONE = 0
 ERR_NOT_QUEUED = 1
 ERR_NO_ROOM = 2
+ERR_PRESTART_NO_ROOM = 3  # a job that was already running at a window's start does not fit at t = 0
 
 
 class KernelState:
@@ -204,7 +205,7 @@ def run_kernel(
     backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
     st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
     run_end, run_job, side_end, side_job, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
-    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v, done_log,
+    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v, done_log, prestart,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
@@ -212,7 +213,9 @@ def run_kernel(
     ``st[ST_DECISIONS]`` decisions written to ``out``. With ``st[ST_PREDICT]`` set, it also stops at every
     instant with submissions once that instant's completions are done (``st[ST_PRED_PENDING]``, ``clock[0]``),
     so that an online predictor can learn from them and fill in the estimates of the jobs about to be
-    submitted; the next call goes on with the submissions. Returns True when the run is complete."""
+    submitted; the next call goes on with the submissions. A job with ``prestart`` set starts at its submit
+    instant without a policy decision (a job already running when a workload window opens); it is an error if
+    it does not fit. Returns True when the run is complete."""
     n = submit.shape[0]
     free = st[ST_FREE]
     nxt = st[ST_NEXT_SUB]
@@ -277,10 +280,20 @@ def run_kernel(
                 pred_pending = True
                 clock[0] = now
                 break
-        # 2. every submission at this instant
+        # 2. every submission at this instant (jobs already running at a window's start just start)
         while nxt < n and submit[nxt] == now:
-            qlen = _queue_insert(queue, qlen, key, nxt)
             queued[nxt] = True
+            if prestart[nxt]:
+                if size[nxt] > free:
+                    st[ST_ERROR] = ERR_PRESTART_NO_ROOM
+                    st[ST_ERROR_JOB] = nxt
+                    return True
+                out[0] = nxt
+                free, hs, rc, ok = _apply(now, 1, out, n, queued, size, walltime, estimate, runtime, free, start,
+                                          end, heap_t, heap_j, hs, run_end, run_job, rc, st, sums, est_m, est_max,
+                                          est_s)
+            else:
+                qlen = _queue_insert(queue, qlen, key, nxt)
             nxt += 1
         if qlen > max_q:
             max_q = qlen
