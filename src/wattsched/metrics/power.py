@@ -47,7 +47,7 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
     length = float(window_end) - float(window_start)
     capped = ~np.isnan(cap)
     out: dict[str, Any] = {
-        "mean_dynamic_w": float(dynamic @ seconds / length),
+        "mean_dynamic_w": float(np.sum(dynamic * seconds) / length),
         "max_dynamic_w": float(dynamic.max()),
         "capped_share": float(seconds[capped].sum() / length),
     }
@@ -66,7 +66,7 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
     if np.any(c <= 0):
         raise ValueError("a cap of 0 W in the window: ratios to it are undefined")
     ratio = d / c
-    u = float(ratio @ s / s.sum())
+    u = float(np.sum(ratio * s) / s.sum())
     above = d > c
     return out | {
         "power_utilisation": u,

@@ -66,7 +66,7 @@ def utilisation(
     end = schedule["end_time"].to_numpy()
     size = schedule["size"].to_numpy().astype(np.float64)
     overlap = np.clip(np.minimum(end, t1) - np.maximum(start, t0), 0.0, None)
-    return float(size @ overlap / (machine_size * (t1 - t0)))
+    return float(np.sum(size * overlap) / (machine_size * (t1 - t0)))
 
 
 def _step_timeline(times: np.ndarray, deltas: dict[str, np.ndarray]) -> pl.DataFrame:
@@ -161,7 +161,7 @@ def time_average(timeline: pl.DataFrame, column: str, t0: float, t1: float) -> f
     e.g. the mean queue length a job arriving at a random time in the window would see.
     """
     values, durations = _segments(timeline, column, float(t0), float(t1))
-    return float(values @ durations / (t1 - t0))
+    return float(np.sum(values * durations) / (t1 - t0))
 
 
 def time_max(timeline: pl.DataFrame, column: str, t0: float, t1: float) -> float:

@@ -1,0 +1,217 @@
+"""A campaign: a validated grid of simulation runs (paper 000 ran 1,320 plus 30 baselines), from TOML or YAML.
+
+```toml
+name = "p0"
+platform = "marconi100"
+
+[[workloads]]
+name = "m100"
+generate = { model = "m100", jobs = 231000, seed = 0 }   # or: path = "job_table.parquet"
+windows = { count = 30, hours = 24, seed = 0, prestate = true }
+
+[grid]
+policies = ["easy-pc"]
+checks = ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"]
+sources = ["real", "predicted"]
+caps = [0.4, 0.5, 0.6, 0.7]
+power_window = 10800
+```
+
+Runs are the product workload window × policy × check × source × cap × seed, except that the ``naive`` check
+has its own source (1,860 W per node), so it runs once per (window, policy, cap): 11 estimators × 4 caps × 30
+windows = 1,320 runs. Each window also gets a baseline run (EASY without a cap) unless ``baselines = false``.
+Every run has a stable id, a hash of its parameters, so a campaign can resume and two executors agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from wattsched.power_run import POWER_SOURCES
+from wattsched.predict.run import POWER_METHODS
+from wattsched.sched.powercheck import PowerCheck
+from wattsched.sched.registry import POLICIES
+
+
+class CampaignError(ValueError):
+    """A campaign file that cannot be run (with the file and the field)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GenerateSpec(_Strict):
+    """A generated workload: the model and its arguments."""
+
+    model: Literal["m100", "lublin"] = "m100"
+    jobs: int = Field(gt=0)
+    seed: int = 0
+    target_load: float | None = Field(default=None, gt=0)
+    machine_size: int | None = Field(default=None, gt=0)  # lublin only
+
+
+class WindowsSpec(_Strict):
+    count: int = Field(default=30, ge=1)
+    hours: float = Field(default=24.0, gt=0)
+    seed: int = 0
+    prestate: bool = True
+
+
+class WorkloadSpec(_Strict):
+    """One workload: a file or a generator, optionally cut into windows (each window is a workload of its own)."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    path: str | None = None
+    generate: GenerateSpec | None = None
+    windows: WindowsSpec | None = None
+    machine_size: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> WorkloadSpec:
+        if (self.path is None) == (self.generate is None):
+            raise ValueError(f"workload {self.name!r} needs exactly one of 'path' or 'generate'")
+        return self
+
+
+class GridSpec(_Strict):
+    policies: list[str] = Field(default_factory=lambda: ["easy-pc"], min_length=1)
+    checks: list[str] = Field(default_factory=lambda: ["gaussian99"], min_length=1)
+    sources: list[str] = Field(default_factory=lambda: ["real"], min_length=1)
+    caps: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    power_window: float = Field(default=10_800.0, gt=0)  # seconds the cap holds (then the dynamic range)
+    reservation: Literal["nodes", "nodes+power"] = "nodes"
+
+    @field_validator("policies")
+    @classmethod
+    def _policies(cls, v: list[str]) -> list[str]:
+        unknown = [p for p in v if p not in POLICIES]
+        if unknown:
+            raise ValueError(f"unknown policies {unknown}; see `wattsched policies`")
+        return v
+
+    @field_validator("checks")
+    @classmethod
+    def _checks(cls, v: list[str]) -> list[str]:
+        for name in v:
+            PowerCheck.named(name)  # raises with the valid names
+        return v
+
+    @field_validator("sources")
+    @classmethod
+    def _sources(cls, v: list[str]) -> list[str]:
+        bad = [s for s in v if s not in POWER_SOURCES]
+        if bad:
+            raise ValueError(f"unknown power sources {bad}; choose from {POWER_SOURCES}")
+        return v
+
+    @field_validator("caps")
+    @classmethod
+    def _caps(cls, v: list[float]) -> list[float]:
+        bad = [c for c in v if not c > 0]
+        if bad:
+            raise ValueError(f"caps are positive fractions of the dynamic range, got {bad}")
+        return v
+
+
+class PredictionSpec(_Strict):
+    """How the ``predicted`` source is made: a power predictor over the whole trace (trace protocol)."""
+
+    method: str = "history"
+    completion: Literal["auto", "trace", "replay", "no-wait"] = "auto"
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, v: str) -> str:
+        if v not in POWER_METHODS:
+            raise ValueError(f"unknown power prediction method {v!r}; choose from {POWER_METHODS}")
+        return v
+
+
+class CampaignSpec(_Strict):
+    name: str = Field(default="campaign", min_length=1)
+    platform: str = "marconi100"
+    workloads: list[WorkloadSpec] = Field(min_length=1)
+    grid: GridSpec = Field(default_factory=GridSpec)
+    prediction: PredictionSpec = Field(default_factory=PredictionSpec)
+    baselines: bool = True
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> CampaignSpec:
+        names = [w.name for w in self.workloads]
+        if len(set(names)) != len(names):
+            raise ValueError(f"workload names must be unique, got {names}")
+        return self
+
+
+def load_spec(path: str | Path) -> CampaignSpec:
+    """Read and validate a campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CampaignError(f"{path}: cannot read the campaign file ({exc.strerror})") from exc
+    try:
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        elif path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise CampaignError(f"{path}: campaign files are .toml, .yaml or .json")
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise CampaignError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
+    except Exception as exc:  # yaml.YAMLError without importing yaml up front
+        if type(exc).__module__.startswith("yaml"):
+            raise CampaignError(f"{path}: not valid YAML: {exc}") from exc
+        raise
+    return parse_spec(data, str(path))
+
+
+def parse_spec(data: Any, source: str = "campaign") -> CampaignSpec:
+    try:
+        return CampaignSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+        raise CampaignError(f"{source}: {problems}") from exc
+
+
+def run_id(params: dict[str, Any]) -> str:
+    """A stable id for a run: the hash of its parameters (sorted JSON)."""
+    blob = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def expand_runs(spec: CampaignSpec, windows: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Every run of the campaign, in a stable order. ``windows`` maps a workload name to its window ids."""
+    g = spec.grid
+    runs: list[dict[str, Any]] = []
+    for wl in spec.workloads:
+        for wid in windows[wl.name]:
+            if spec.baselines:
+                runs.append({"kind": "baseline", "workload": wid, "policy": "easy", "check": "none",
+                             "source": "none", "cap": None, "seed": g.seeds[0]})
+            for policy in g.policies:
+                for cap in g.caps:
+                    for seed in g.seeds:
+                        for check in g.checks:
+                            sources = ["naive"] if check == "naive" else g.sources
+                            for source in sources:
+                                runs.append({"kind": "run", "workload": wid, "policy": policy, "check": check,
+                                             "source": source, "cap": cap, "seed": seed})
+    for r in runs:
+        r["power_window"] = g.power_window
+        r["reservation"] = g.reservation
+        r["platform"] = spec.platform
+        r["id"] = run_id({k: v for k, v in r.items() if k != "id"})
+    return runs
