@@ -7,6 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import polars as pl
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,6 +20,9 @@ generate_app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help
 app.add_typer(generate_app, name="generate")
 predict_app = typer.Typer(help="Add online power or runtime predictions to a workload.", no_args_is_help=True)
 app.add_typer(predict_app, name="predict")
+campaign_app = typer.Typer(help="Run grids of simulations (campaigns), resumable, locally or on Dask.",
+                           no_args_is_help=True)
+app.add_typer(campaign_app, name="campaign")
 # Piped output (CI logs, files) gets a wide console so tables are not squeezed to 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=160)
 err = Console(stderr=True)
@@ -402,6 +406,114 @@ def predict_runtime_cmd(
                   f"{rep['per_user_mae']['users']:,} users")
     console.print(f"wrote {output}")
     _write_extras(run, plots, report, "runtime", "s")
+
+
+@campaign_app.command("run")
+def campaign_run(
+    spec: Annotated[Path, typer.Argument(help="Campaign file (.toml, .yaml or .json).")],
+    output: Annotated[Path, typer.Option(help="Campaign directory (created, or resumed if it holds this campaign).")],
+    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: the CPU count).")] = None,
+    address: Annotated[
+        str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
+    ] = None,
+) -> None:
+    """Prepare the workloads once, then run every run not done yet; safe to interrupt and run again."""
+    from wattsched.campaign.runner import run_campaign
+    from wattsched.campaign.spec import CampaignError, load_spec
+
+    try:
+        parsed = load_spec(spec)
+        with Progress(
+            TextColumn("[bold]campaign[/] " + parsed.name), BarColumn(), MofNCompleteColumn(),
+            TextColumn("runs"), TimeElapsedColumn(), console=err, transient=True,
+        ) as bar:
+            task = bar.add_task("runs", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            result = run_campaign(parsed, output, executor=executor, workers=workers, address=address,
+                                  progress=progress, log=lambda m: err.print(m))
+    except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
+        _fail(str(exc))
+    console.print(f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
+                  f"({result.seconds:.1f} s)")
+
+
+@campaign_app.command("status")
+def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign directory.")]) -> None:
+    """How many runs are done, per workload window."""
+    from wattsched.campaign.runner import status
+    from wattsched.campaign.spec import CampaignError
+
+    try:
+        st = status(directory)
+    except CampaignError as exc:
+        _fail(str(exc))
+    table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done")
+    for col in ("workload", "kind", "done", "runs"):
+        table.add_column(col, justify="left" if col in ("workload", "kind") else "right")
+    for row in st["per_workload"].iter_rows(named=True):
+        table.add_row(row["workload"], row["kind"], f"{row['done']:,}", f"{row['runs']:,}")
+    console.print(table)
+
+
+@campaign_app.command("results")
+def campaign_results(
+    directory: Annotated[Path, typer.Argument(help="Campaign directory.")],
+    output: Annotated[Path, typer.Option(help="One table of every finished run (.parquet or .csv).")],
+) -> None:
+    """Collect the finished runs into one table (query it with Polars or DuckDB)."""
+    from wattsched.campaign.runner import load_results
+    from wattsched.campaign.spec import CampaignError
+
+    try:
+        table = load_results(directory)
+    except CampaignError as exc:
+        _fail(str(exc))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.suffix == ".csv":
+        table.write_csv(output)
+    else:
+        table.write_parquet(output)
+    console.print(f"wrote {table.height:,} runs × {table.width} columns to {output}")
+
+
+@campaign_app.command("report")
+def campaign_report(
+    directory: Annotated[Path, typer.Argument(help="Campaign directory.")],
+    output: Annotated[Path | None, typer.Option(help="Where figures go (default: DIR/report).")] = None,
+    html: Annotated[bool, typer.Option(help="Also write the interactive dashboard (one self-contained file).")] = False,
+    gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
+) -> None:
+    """Figures (PNG and SVG) of the campaign, a summary table, and with --html the dashboard."""
+    from wattsched.campaign.dashboard import write_dashboard
+    from wattsched.campaign.figures import write_figures
+    from wattsched.campaign.spec import CampaignError
+
+    out = output or directory / "report"
+    try:
+        paths = write_figures(directory, out, gantt_run=gantt_run)
+        if html:
+            paths.append(write_dashboard(directory, out / "dashboard.html"))
+    except (CampaignError, ValueError) as exc:
+        _fail(str(exc))
+    _print_campaign_summary(directory)
+    console.print(f"wrote {len(paths)} files in {out}" + (f"; dashboard: {out / 'dashboard.html'}" if html else ""))
+
+
+def _print_campaign_summary(directory: Path) -> None:
+    from wattsched.campaign.figures import campaign_summary
+    from wattsched.campaign.runner import load_results
+
+    summary = campaign_summary(load_results(directory))
+    table = Table(title="campaign summary (medians over workload windows)")
+    for col in summary.columns:
+        table.add_column(col, justify="left" if summary[col].dtype == pl.Utf8 else "right")
+    for row in summary.iter_rows():
+        table.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row])
+    console.print(table)
 
 
 def _print_summary(summary: dict, title: str) -> None:

@@ -1,0 +1,145 @@
+"""Campaigns: spec validation, the run grid, resume after ``kill -9``, and local ≡ Dask results."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from wattsched.campaign.runner import TIMING_FIELDS, done_ids, load_results, run_campaign, status
+from wattsched.campaign.spec import CampaignError, expand_runs, load_spec, parse_spec
+from wattsched.cli import app
+
+SMALL = """
+name = "small"
+platform = "marconi100"
+
+[[workloads]]
+name = "m100"
+generate = { model = "m100", jobs = 5000, seed = 3, target_load = 1.0 }
+windows = { count = 2, hours = 12, seed = 1 }
+
+[grid]
+policies = ["easy-pc"]
+checks = ["naive", "mean", "gaussian99"]
+sources = ["real", "predicted"]
+caps = [0.5, 0.7]
+"""
+
+
+def _spec_file(tmp_path: Path, text: str = SMALL, name: str = "c.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_the_paper_grid_has_1350_runs() -> None:
+    spec = parse_spec({
+        "workloads": [{"name": "m100", "generate": {"jobs": 10}, "windows": {"count": 30}}],
+        "grid": {"checks": ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"],
+                 "sources": ["real", "predicted"], "caps": [0.4, 0.5, 0.6, 0.7]},
+    })
+    runs = expand_runs(spec, {"m100": [f"m100-w{k:02d}" for k in range(30)]})
+    assert len(runs) == 1350
+    assert sum(r["kind"] == "baseline" for r in runs) == 30
+    assert len({r["id"] for r in runs}) == 1350
+    again = expand_runs(spec, {"m100": [f"m100-w{k:02d}" for k in range(30)]})
+    assert [r["id"] for r in again] == [r["id"] for r in runs]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[workloads]]\nname = "a"\npath = "x"\n[grid]\npolicies = ["nope"]', "grid.policies: .*unknown policies"),
+        ('[[workloads]]\nname = "a"\npath = "x"\n[grid]\nchecks = ["gaussian12"]', "grid.checks: .*unknown power"),
+        ('[[workloads]]\nname = "a"\npath = "x"\ngenerate = { jobs = 5 }', "exactly one of 'path' or 'generate'"),
+        ('[[workloads]]\nname = "a"\npath = "x"\nbogus = 1', "workloads.0.bogus: Extra inputs"),
+        ('workloads = []', "workloads: List should have at least 1 item"),
+        ('[[workloads]\nname = "a"', "not valid TOML"),
+    ],
+)
+def test_bad_campaign_files_say_where(tmp_path, text, message) -> None:
+    path = _spec_file(tmp_path, text)
+    with pytest.raises(CampaignError, match=message) as info:
+        load_spec(path)
+    assert str(path) in str(info.value)
+
+
+def test_yaml_and_toml_give_the_same_spec(tmp_path) -> None:
+    import yaml
+
+    toml = load_spec(_spec_file(tmp_path))
+    import tomllib
+
+    yml = tmp_path / "c.yaml"
+    yml.write_text(yaml.safe_dump(tomllib.loads(SMALL)))
+    assert load_spec(yml) == toml
+
+
+def _results(directory: Path) -> pl.DataFrame:
+    return load_results(directory).drop(TIMING_FIELDS).sort("id")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """The small campaign, uninterrupted, on local processes."""
+    root = tmp_path_factory.mktemp("campaign")
+    out = root / "ref"
+    run = run_campaign(load_spec(_spec_file(root)), out, workers=2)
+    assert run.executed == run.total == 22
+    return out
+
+
+def test_killed_and_resumed_campaign_gives_the_same_result_set(tmp_path, reference) -> None:
+    spec = _spec_file(tmp_path)
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "wattsched.cli", "campaign", "run", str(spec), "--output", str(out),
+           "--workers", "2"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(done_ids(out)) < 6 and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = len(done_ids(out))
+    assert 6 <= partial < 22, f"the kill came too late or too early ({partial} runs done)"
+    resumed = run_campaign(load_spec(spec), out, workers=2)
+    assert resumed.already_done == partial and resumed.executed == 22 - partial
+    assert _results(out).equals(_results(reference))
+    assert not list((out / "results").glob("*.tmp"))
+
+
+def test_dask_local_cluster_gives_identical_results(tmp_path, reference) -> None:
+    out = tmp_path / "dask"
+    run_campaign(load_spec(_spec_file(tmp_path)), out, executor="dask", workers=2)
+    assert _results(out).equals(_results(reference))
+
+
+def test_a_directory_holds_one_campaign(tmp_path, reference) -> None:
+    other = SMALL.replace('caps = [0.5, 0.7]', 'caps = [0.6]')
+    with pytest.raises(CampaignError, match="holds another campaign"):
+        run_campaign(load_spec(_spec_file(tmp_path, other)), reference, workers=1)
+
+
+def test_status_and_results_from_the_cli(tmp_path, reference) -> None:
+    st = status(reference)
+    assert st["done"] == st["runs"] == 22
+    runner = CliRunner()
+    result = runner.invoke(app, ["campaign", "status", str(reference)])
+    assert result.exit_code == 0 and "22 of 22 runs done" in result.output
+    table = tmp_path / "all.parquet"
+    result = runner.invoke(app, ["campaign", "results", str(reference), "--output", str(table)])
+    assert result.exit_code == 0, result.output
+    frame = pl.read_parquet(table)
+    assert frame.height == 22 and {"p_power_utilisation", "p_turnaround_increase", "elapsed_s"} <= set(frame.columns)
+    runs = frame.filter(pl.col("kind") == "run")
+    assert runs["p_power_utilisation"].null_count() == 0
+    result = runner.invoke(app, ["campaign", "status", str(tmp_path)])
+    assert result.exit_code == 2 and "no manifest.json" in result.output
