@@ -234,15 +234,26 @@ def generate_m100_cmd(
 
 @app.command()
 def demo(
-    output: Annotated[Path, typer.Option(help="Directory for the demo's results and figure.")] = Path("demo-output"),
-    jobs: Annotated[int, typer.Option(help="Jobs in the generated workload.")] = 10_000,
-    machine_size: Annotated[int, typer.Option(help="Processors.")] = 256,
-    load: Annotated[float, typer.Option(help="Offered load.")] = 0.85,
+    output: Annotated[Path, typer.Option(help="Directory for the demo's results and figures.")] = Path("demo-output"),
+    kind: Annotated[str, typer.Option(help="campaign (power caps, checks, dashboard) or policies (Lublin).")]
+    = "campaign",
+    jobs: Annotated[int | None, typer.Option(help="Jobs in the generated workload.")] = None,
+    machine_size: Annotated[int, typer.Option(help="Processors (policies demo).")] = 256,
+    load: Annotated[float, typer.Option(help="Offered load (policies demo).")] = 0.85,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (campaign demo).")] = None,
 ) -> None:
-    """Generate a Lublin workload and compare every policy in a table and a figure."""
+    """The campaign demo: a Marconi100-like workload cut into windows, EASY+PC under two caps with every power
+    check on real and predicted estimates, a summary table and the HTML dashboard. ``--kind policies``: the
+    seven queue policies on a Lublin workload."""
+    if kind == "campaign":
+        _demo_campaign(output, jobs or 40_000, seed, workers)
+        return
+    if kind != "policies":
+        _fail(f"--kind must be campaign or policies, got {kind!r}")
     from wattsched.demo import run_demo
 
+    jobs = jobs or 10_000
     console.print(
         f"Generating a Lublin–Feitelson workload: {jobs} jobs, {machine_size} processors, load {load}, seed {seed}"
     )
@@ -260,6 +271,35 @@ def demo(
         )
     console.print(table)
     console.print(f"figure: {output / 'policies.png'}; per-policy results in {output}/<policy>/")
+
+
+def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
+    import time
+
+    from wattsched.campaign.dashboard import write_dashboard
+    from wattsched.campaign.figures import write_figures
+    from wattsched.campaign.runner import run_campaign
+    from wattsched.campaign.spec import load_spec
+    from wattsched.demo import DEMO_CAMPAIGN
+
+    output.mkdir(parents=True, exist_ok=True)
+    spec_path = output / "campaign.toml"
+    spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
+    spec = load_spec(spec_path)
+    console.print(f"Campaign {spec_path}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "
+                  "EASY+PC, 11 estimators × caps 0.5 and 0.7, plus EASY baselines")
+    t0 = time.perf_counter()
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                  transient=True) as bar:
+        task = bar.add_task("runs", total=None)
+        run = run_campaign(spec, output / "campaign", workers=workers,
+                           progress=lambda d, t: bar.update(task, completed=d, total=t), log=lambda m: err.print(m))
+    report = output / "report"
+    paths = write_figures(output / "campaign", report)
+    dashboard = write_dashboard(output / "campaign", report / "dashboard.html")
+    _print_campaign_summary(output / "campaign")
+    console.print(f"{run.total} runs in {time.perf_counter() - t0:.0f} s; {len(paths)} figures in {report}; "
+                  f"dashboard: {dashboard}")
 
 
 CompletionOption = Annotated[

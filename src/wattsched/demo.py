@@ -1,4 +1,5 @@
-"""The demo: a generated Lublin–Feitelson workload, every queue policy, one comparison table and one figure."""
+"""The demos: a small power campaign (the default: ``make demo``), and a generated Lublin–Feitelson workload under
+every queue policy, with one comparison table and one figure."""
 
 from __future__ import annotations
 
@@ -17,6 +18,27 @@ from wattsched.sched.registry import CORE_POLICIES
 from wattsched.sim.engine import simulate
 from wattsched.workload.generate import generate_lublin
 from wattsched.workload.tableio import write_table
+
+#: The demo campaign (``wattsched demo``): paper 000's estimators on a few windows, two caps.
+DEMO_CAMPAIGN = """\
+name = "demo"
+platform = "marconi100"
+
+[[workloads]]
+name = "m100"
+generate = {{ model = "m100", jobs = {jobs}, seed = {seed} }}
+windows = {{ count = 3, hours = 24, seed = {seed}, prestate = true }}
+
+[grid]
+policies = ["easy-pc"]
+checks = ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"]
+sources = ["real", "predicted"]
+caps = [0.5, 0.7]
+power_window = 10800
+
+[prediction]
+method = "history"
+"""
 
 
 @dataclass
