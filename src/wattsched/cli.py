@@ -548,7 +548,7 @@ def _print_campaign_summary(directory: Path) -> None:
     from wattsched.campaign.runner import load_results
 
     summary = campaign_summary(load_results(directory))
-    table = Table(title="campaign summary (medians over workload windows)")
+    table = Table(title="campaign summary: medians over workload windows (trespass: share of runs that broke the cap)")
     for col in summary.columns:
         table.add_column(col, justify="left" if summary[col].dtype == pl.Utf8 else "right")
     for row in summary.iter_rows():
