@@ -83,15 +83,28 @@ def test_predict_power_history_and_simulate_with_it(tmp_path, m100) -> None:
     assert summary["power"]["power_source"] == "predicted"
 
 
-def test_online_predictors_inside_the_simulation(tmp_path, m100) -> None:
+@pytest.mark.parametrize("power", ["history", "ml-linear"])
+def test_online_predictors_inside_the_simulation(tmp_path, m100, power) -> None:
     _ok(["simulate", "--workload", str(m100), "--platform", "marconi100", "--policy", "easy-pc",
-         "--power-check", "gaussian95", "--cap", "0.5", "--window", "10800", "--online-power", "history",
+         "--power-check", "gaussian95", "--cap", "0.5", "--window", "10800", "--online-power", power,
          "--online-runtime", "last2", "--output", str(tmp_path / "sim")])
     summary = json.loads((tmp_path / "sim" / "summary.json").read_text())
-    assert summary["power"]["power_source"] == "online history"
+    assert summary["power"]["power_source"] == f"online {power}"
     jobs = pl.read_parquet(tmp_path / "sim" / "jobs.parquet")
     assert jobs["estimate"].to_list() == jobs["online_pred_runtime"].to_list()
     assert jobs["online_pred_power_mean"].null_count() == 0
+
+
+def test_predict_power_weekly_ml(tmp_path) -> None:
+    weeks = tmp_path / "weeks.parquet"
+    _ok(["generate", "m100", "--jobs", "4000", "--seed", "6", "--span-days", "28", "--output", str(weeks)])
+    report = tmp_path / "ml.json"
+    _ok(["predict", "power", "--workload", str(weeks), "--method", "ml-linear", "--cv-kind", "timeseries",
+         "--output", str(tmp_path / "ml.parquet"), "--report", str(report)])
+    rep = json.loads(report.read_text())
+    assert rep["models"] and {"week", "metric", "features", "n_train"} <= set(rep["models"][0])
+    mae = rep["metrics"]["power_mean"]["with_history"]["mae"]
+    assert mae < 0.8 * rep["global_mean_baseline"]["power_mean"]["with_history"]["mae"]
 
 
 def test_bad_requests_fail_clearly(tmp_path, m100) -> None:

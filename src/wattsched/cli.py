@@ -217,6 +217,9 @@ def generate_m100_cmd(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     load: Annotated[float | None, typer.Option(help="Target offered load on the 980 nodes.")] = None,
     users: Annotated[int, typer.Option(help="Number of users.")] = 480,
+    span_days: Annotated[
+        float | None, typer.Option(help="Spread the submissions over this many days (default: PM100's rate).")
+    ] = None,
 ) -> None:
     """Generate a Marconi100-like workload with per-job power profiles (20 s samples)."""
     from wattsched.workload.generate import generate_m100like
@@ -225,7 +228,7 @@ def generate_m100_cmd(
     if not output.name.endswith(".parquet"):
         _fail("power profiles are a list column: write the m100 workload as .parquet")
     try:
-        result = generate_m100like(jobs, seed=seed, target_load=load, n_users=users)
+        result = generate_m100like(jobs, seed=seed, target_load=load, n_users=users, span_days=span_days)
         write_table(result.jobs, output, provenance=result.provenance)
     except ValueError as exc:
         _fail(str(exc))
@@ -371,11 +374,21 @@ def predict_power_cmd(
     alpha: Annotated[float, typer.Option(help="History weight exponent α (θ = (1 − (r−C)/s)^α).")] = 2.0,
     eps: Annotated[float, typer.Option(help="ε added to the whole-history window s, seconds ([AMBIG-0.4]).")] = 1.0,
     window: Annotated[float | None, typer.Option(help="Fixed history window s in seconds (default: all).")] = None,
+    cv_kind: Annotated[str, typer.Option(help="ML: folds of RFECV and the grid search, kfold or timeseries.")]
+    = "kfold",
+    max_train_rows: Annotated[
+        int | None, typer.Option(help="ML: train each week on the most recent N completed jobs only (default: all).")
+    ] = None,
+    t0: Annotated[float | None, typer.Option(help="ML: start of week 0 on the submit clock (default: 1st submit).")]
+    = None,
+    n_jobs: Annotated[int | None, typer.Option(help="ML: parallel workers of the cross-validation.")] = None,
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
 ) -> None:
-    """Predict each job's power online from finished jobs only and print the MAE report."""
+    """Predict each job's power online from finished jobs only and print the MAE report.
+
+    ML methods retrain weekly (RFECV, then a grid search, on the jobs completed so far); see docs/prediction.md."""
     from wattsched.platform.power import load_platform
     from wattsched.predict.power_history import HistoryConfig
     from wattsched.predict.run import run_power_prediction
@@ -386,7 +399,9 @@ def predict_power_cmd(
         plat = load_platform(platform)
         read = load_workload(workload, machine_size=machine_size, strict=strict)
         cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
-        run = run_power_prediction(read, method, completion=completion, machine_size=machine_size, history=cfg)
+        ml = {"cv_kind": cv_kind, "max_train_rows": max_train_rows, "t0": t0, "n_jobs": n_jobs}
+        run = run_power_prediction(read, method, completion=completion, machine_size=machine_size, history=cfg,
+                                   **(ml if method.startswith("ml-") else {}))
         _write_predictions(run, output, read.provenance)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))

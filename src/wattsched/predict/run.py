@@ -41,9 +41,10 @@ def make_power_predictor(method: str, *, history: HistoryConfig | None = None, *
             raise ValueError(f"the history predictor takes no options {sorted(options)}")
         return HistoryPowerPredictor(history)
     if method in POWER_METHODS:
-        from wattsched.predict.power_ml import make_ml_power_predictor
+        from wattsched.predict.power_ml import MLPowerConfig, WeeklyMLPowerPredictor
 
-        return make_ml_power_predictor(method, history=history, **options)
+        cfg = MLPowerConfig(history=history or HistoryConfig(), **options)
+        return WeeklyMLPowerPredictor(method, cfg)
     raise ValueError(f"unknown power prediction method {method!r}; choose from {', '.join(POWER_METHODS)}")
 
 
@@ -78,6 +79,8 @@ def run_power_prediction(
     next to the global-mean baseline (the mean over every job completed so far, all users)."""
     jobs = prepare(read.jobs)
     done, where = _completion(read, jobs, completion, machine_size)
+    if method != "history" and "clock_offset" not in options and read.provenance.header.get("clock_offset"):
+        options["clock_offset"] = float(read.provenance.header["clock_offset"])  # hour of day of submit 0
     predictor = make_power_predictor(method, history=history, **options)
     predictions = predict_online(predictor, jobs, done)
     cfg = history or HistoryConfig()
@@ -91,9 +94,9 @@ def run_power_prediction(
         method: per_user_mae(predictions["pred_power_mean"].to_numpy(), true, users),
         "global mean": per_user_mae(baseline["pred_power_mean"].to_numpy(), true, users),
     }
-    info = getattr(predictor, "report", None)
-    return PredictionRun(_with(jobs, predictions), predictions, report, where, per_user,
-                         {"models": info} if info else {})
+    models = getattr(predictor, "report", None)
+    info = {"models": models.to_dicts()} if isinstance(models, pl.DataFrame) and models.height else {}
+    return PredictionRun(_with(jobs, predictions), predictions, report, where, per_user, info)
 
 
 def run_runtime_prediction(
