@@ -143,3 +143,16 @@ def test_status_and_results_from_the_cli(tmp_path, reference) -> None:
     assert runs["p_power_utilisation"].null_count() == 0
     result = runner.invoke(app, ["campaign", "status", str(tmp_path)])
     assert result.exit_code == 2 and "no manifest.json" in result.output
+
+
+def test_report_from_the_cli(tmp_path, reference) -> None:
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["campaign", "report", str(reference), "--output", str(out), "--html"])
+    assert result.exit_code == 0, result.output
+    assert "campaign summary" in result.output
+    for stem in ("power_utilisation", "turnaround_increase", "time_above_cap", "share_started_in_window",
+                 "max_turnaround_increase"):
+        assert (out / f"{stem}.png").stat().st_size > 10_000 and (out / f"{stem}.svg").stat().st_size > 10_000
+    assert list(out.glob("gantt_*.png")) and list(out.glob("prediction_mae_*.png"))
+    html = (out / "dashboard.html").read_text()
+    assert "<script" in html and "src=\"http" not in html
