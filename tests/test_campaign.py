@@ -117,8 +117,9 @@ def test_killed_and_resumed_campaign_gives_the_same_result_set(tmp_path, referen
 
 
 def test_dask_local_cluster_gives_identical_results(tmp_path, reference) -> None:
+    """Another executor and another number of workers (the reference ran on 2 local processes)."""
     out = tmp_path / "dask"
-    run_campaign(load_spec(_spec_file(tmp_path)), out, executor="dask", workers=2)
+    run_campaign(load_spec(_spec_file(tmp_path)), out, executor="dask", workers=1)
     assert _results(out).equals(_results(reference))
 
 
@@ -143,6 +144,15 @@ def test_status_and_results_from_the_cli(tmp_path, reference) -> None:
     assert runs["p_power_utilisation"].null_count() == 0
     result = runner.invoke(app, ["campaign", "status", str(tmp_path)])
     assert result.exit_code == 2 and "no manifest.json" in result.output
+
+
+def test_seeds_replicate_the_workloads_on_other_samples(tmp_path) -> None:
+    spec = parse_spec({
+        "workloads": [{"name": "m", "generate": {"jobs": 10}, "windows": {"count": 2}}],
+        "grid": {"checks": ["mean"], "caps": [0.5], "seeds": [0, 1]},
+    })
+    runs = expand_runs(spec, {"m-s0": ["m-s0-w00", "m-s0-w01"], "m-s1": ["m-s1-w00", "m-s1-w01"]})
+    assert len(runs) == 8 and {(r["workload"][:4], r["seed"]) for r in runs} == {("m-s0", 0), ("m-s1", 1)}
 
 
 def test_report_from_the_cli(tmp_path, reference) -> None:

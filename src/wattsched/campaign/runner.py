@@ -26,7 +26,14 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.campaign.spec import CampaignError, CampaignSpec, WorkloadSpec, expand_runs, run_id
+from wattsched.campaign.spec import (
+    CampaignError,
+    CampaignSpec,
+    WorkloadSpec,
+    expand_runs,
+    run_id,
+    workload_variants,
+)
 
 #: Result fields that depend on the machine, not on the run (left out when comparing result sets).
 TIMING_FIELDS = ("elapsed_s", "simulation_s", "worker")
@@ -58,7 +65,7 @@ def spec_hash(spec: CampaignSpec) -> str:
 # ----------------------------------------------------------------------------------------------- preparation
 
 
-def _load(wl: WorkloadSpec):
+def _load(wl: WorkloadSpec, seed: int):
     if wl.path is not None:
         from wattsched.workload.load import load_workload
 
@@ -67,23 +74,24 @@ def _load(wl: WorkloadSpec):
     if g.model == "m100":
         from wattsched.workload.generate import generate_m100like
 
-        return generate_m100like(g.jobs, seed=g.seed, target_load=g.target_load)
+        return generate_m100like(g.jobs, seed=g.seed + seed, target_load=g.target_load)
     from wattsched.workload.generate import generate_lublin
 
     if g.machine_size is None:
         raise CampaignError(f"workload {wl.name!r}: the lublin generator needs machine_size")
-    return generate_lublin(g.jobs, g.machine_size, seed=g.seed, target_load=g.target_load)
+    return generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
 
 
-def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, out: Path) -> list[str]:
-    """Load or generate one workload, add predictions if the grid uses them, cut windows; returns window ids."""
+def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
+    """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
+    window ids."""
     from wattsched.platform.power import load_platform
     from wattsched.predict.power_history import HistoryConfig
     from wattsched.predict.run import run_power_prediction
     from wattsched.workload.schema import ReadResult
     from wattsched.workload.windows import WindowSpec, cut_windows
 
-    read = _load(wl)
+    read = _load(wl, seed)
     size = wl.machine_size or read.provenance.machine_size
     if "predicted" in spec.grid.sources:
         plat = load_platform(spec.platform)
@@ -93,17 +101,17 @@ def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, out: Path) -> list[s
         )
         keep = [c for c in ("job_id", "user_id", "submit_time", "runtime", "size", "power_mean", "power_max",
                             "power_std") if c in pred.jobs.columns]
-        _atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), out / "predictions" / f"{wl.name}.parquet")
-        _atomic_write(out / "predictions" / f"{wl.name}.json", json.dumps(pred.report, indent=2, default=str))
+        _atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), out / "predictions" / f"{name}.parquet")
+        _atomic_write(out / "predictions" / f"{name}.json", json.dumps(pred.report, indent=2, default=str))
         read = ReadResult(pred.jobs, read.rejects, read.provenance)
     if wl.windows is None:
-        _atomic_parquet(read.jobs, out / "workloads" / f"{wl.name}.parquet", read.provenance)
-        return [wl.name]
+        _atomic_parquet(read.jobs, out / "workloads" / f"{name}.parquet", read.provenance)
+        return [name]
     w = wl.windows
     ids = []
-    for k, (_, window) in enumerate(cut_windows(read, WindowSpec(w.count, w.hours, w.seed, w.prestate),
+    for k, (_, window) in enumerate(cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate),
                                                 machine_size=size)):
-        wid = f"{wl.name}-w{k:02d}"
+        wid = f"{name}-w{k:02d}"
         _atomic_parquet(window.jobs, out / "workloads" / f"{wid}.parquet", window.provenance)
         ids.append(wid)
     return ids
@@ -125,10 +133,10 @@ def prepare(spec: CampaignSpec, out: Path, *, log: Callable[[str], None] = lambd
     for sub in ("workloads", "predictions", "results"):
         (out / sub).mkdir(exist_ok=True)
     windows = {}
-    for wl in spec.workloads:
+    for wl, seed, name in workload_variants(spec):
         t = time.perf_counter()
-        windows[wl.name] = _prepare_workload(spec, wl, out)
-        log(f"prepared workload {wl.name}: {len(windows[wl.name])} window(s) in {time.perf_counter() - t:.1f} s")
+        windows[name] = _prepare_workload(spec, wl, seed, name, out)
+        log(f"prepared workload {name}: {len(windows[name])} window(s) in {time.perf_counter() - t:.1f} s")
     runs = expand_runs(spec, windows)
     manifest = {"spec": spec.model_dump(mode="json"), "spec_hash": digest, "windows": windows, "runs": runs}
     _atomic_write(manifest_path, json.dumps(manifest, indent=1))

@@ -17,10 +17,12 @@ caps = [0.4, 0.5, 0.6, 0.7]
 power_window = 10800
 ```
 
-Runs are the product workload window × policy × check × source × cap × seed, except that the ``naive`` check
-has its own source (1,860 W per node), so it runs once per (window, policy, cap): 11 estimators × 4 caps × 30
-windows = 1,320 runs. Each window also gets a baseline run (EASY without a cap) unless ``baselines = false``.
-Every run has a stable id, a hash of its parameters, so a campaign can resume and two executors agree.
+Runs are the product workload window × policy × check × source × cap, except that the ``naive`` check has its
+own source (1,860 W per node), so it runs once per (window, policy, cap): 11 estimators × 4 caps × 30 windows =
+1,320 runs. Each grid seed replicates the workloads on other samples (the seed offsets the generator's and the
+windows' seeds), so ``seeds = [0, 1, 2]`` triples the campaign with independent windows. Each window also gets a
+baseline run (EASY without a cap) unless ``baselines = false``. Every run has a stable id, a hash of its
+parameters, so a campaign can resume and two executors agree.
 """
 
 from __future__ import annotations
@@ -192,23 +194,31 @@ def run_id(params: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def workload_variants(spec: CampaignSpec) -> list[tuple[WorkloadSpec, int, str]]:
+    """Each workload once per grid seed: ``(workload, seed, name)``. A seed offsets the generator's seed and the
+    windows' seed, so seeds replicate the experiment on other samples; with the single default seed 0 the name is
+    the workload's own."""
+    seeds = spec.grid.seeds
+    return [(wl, seed, wl.name if seeds == [0] else f"{wl.name}-s{seed}") for wl in spec.workloads for seed in seeds]
+
+
 def expand_runs(spec: CampaignSpec, windows: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """Every run of the campaign, in a stable order. ``windows`` maps a workload name to its window ids."""
+    """Every run of the campaign, in a stable order. ``windows`` maps each workload variant's name (see
+    :func:`workload_variants`) to its window ids."""
     g = spec.grid
     runs: list[dict[str, Any]] = []
-    for wl in spec.workloads:
-        for wid in windows[wl.name]:
+    for _, seed, name in workload_variants(spec):
+        for wid in windows[name]:
             if spec.baselines:
                 runs.append({"kind": "baseline", "workload": wid, "policy": "easy", "check": "none",
-                             "source": "none", "cap": None, "seed": g.seeds[0]})
+                             "source": "none", "cap": None, "seed": seed})
             for policy in g.policies:
                 for cap in g.caps:
-                    for seed in g.seeds:
-                        for check in g.checks:
-                            sources = ["naive"] if check == "naive" else g.sources
-                            for source in sources:
-                                runs.append({"kind": "run", "workload": wid, "policy": policy, "check": check,
-                                             "source": source, "cap": cap, "seed": seed})
+                    for check in g.checks:
+                        sources = ["naive"] if check == "naive" else g.sources
+                        for source in sources:
+                            runs.append({"kind": "run", "workload": wid, "policy": policy, "check": check,
+                                         "source": source, "cap": cap, "seed": seed})
     for r in runs:
         r["power_window"] = g.power_window
         r["reservation"] = g.reservation
