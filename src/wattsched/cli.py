@@ -20,6 +20,8 @@ generate_app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help
 app.add_typer(generate_app, name="generate")
 predict_app = typer.Typer(help="Add online power or runtime predictions to a workload.", no_args_is_help=True)
 app.add_typer(predict_app, name="predict")
+data_app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
 campaign_app = typer.Typer(help="Run grids of simulations (campaigns), resumable, locally or on Dask.",
                            no_args_is_help=True)
 app.add_typer(campaign_app, name="campaign")
@@ -461,6 +463,50 @@ def predict_runtime_cmd(
                   f"{rep['per_user_mae']['users']:,} users")
     console.print(f"wrote {output}")
     _write_extras(run, plots, report, "runtime", "s")
+
+
+@data_app.command("convert")
+def data_convert(
+    input: Annotated[Path, typer.Option("--input", help="Any readable workload (SWF, parquet, csv, PM100).")],
+    output: Annotated[
+        Path, typer.Option(help="Output by extension: .swf/.swf.gz, .parquet, .csv/.csv.gz, or .json (Batsim v4).")
+    ],
+    machine_size: Annotated[int | None, typer.Option(help="Machine size (when the input does not declare it).")]
+    = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+) -> None:
+    """Read a workload (rejects reported) and write it in another format."""
+    import dataclasses
+
+    from wattsched.workload.batsim import write_batsim
+    from wattsched.workload.load import load_workload
+    from wattsched.workload.swf import write_swf
+    from wattsched.workload.tableio import write_table
+
+    name = output.name.lower()
+    try:
+        read = load_workload(input, machine_size=machine_size, strict=strict)
+        prov = read.provenance if machine_size is None else dataclasses.replace(read.provenance,
+                                                                               machine_size=machine_size)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith((".swf", ".swf.gz")):
+            write_swf(read.jobs, output, provenance=prov, machine_size=prov.machine_size)
+        elif name.endswith(".json"):
+            write_batsim(read.jobs, output, provenance=prov)
+        elif name.endswith((".parquet", ".csv", ".csv.gz")):
+            jobs = read.jobs
+            if not name.endswith(".parquet"):
+                nested = [c for c, t in jobs.schema.items() if t.is_nested()]
+                if nested:
+                    err.print(f"note: CSV cannot hold list columns; {', '.join(nested)} left out")
+                    jobs = jobs.drop(nested)
+            write_table(jobs, output, provenance=prov)
+        else:
+            _fail(f"--output must end in .swf, .swf.gz, .parquet, .csv, .csv.gz or .json, got {output.name}")
+    except (WorkloadError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    console.print(f"wrote {read.jobs.height:,} jobs to {output}"
+                  + (f" ({read.rejects.height:,} input lines rejected)" if read.rejects.height else ""))
 
 
 @campaign_app.command("run")
