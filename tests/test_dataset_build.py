@@ -1,0 +1,98 @@
+"""The PM100 method end to end on a small synthetic machine: every job is in the dataset or in the rejects."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wattsched.dataset.build import build_dataset, node_lists
+
+T0 = 1_600_000_000.0
+
+
+def _telemetry(nodes, t1, skip=()):
+    rows = [(n, T0 + 20.0 * k, 100.0 + k, 50.0) for k in range(int(t1 // 20) + 2) for n in nodes
+            if (n, T0 + 20.0 * k) not in skip]
+    return pl.DataFrame(rows, schema=["node", "timestamp", "ps0", "ps1"], orient="row")
+
+
+def test_node_lists_from_strings() -> None:
+    jobs = pl.DataFrame({"nodes": ["['r1n1', 'r1n2']", "r2n1", "", None]})
+    assert node_lists(jobs)["nodes"].to_list() == [["r1n1", "r1n2"], ["r2n1"], [], None]
+
+
+def test_build_small_machine() -> None:
+    jobs = pl.DataFrame({
+        "job_id": [1, 2, 3, 4, 5, 6],
+        "start_time": [T0, T0 + 30, T0 + 10, T0 + 301, T0 + 5, T0 + 400],
+        "end_time": [T0 + 100, T0 + 90, T0 + 200, T0 + 309, T0 + 200, T0 + 500],
+        "nodes": [["a"], ["a"], ["b", "c"], ["d"], [], ["e"]],
+        "tres_alloc_str": ["cpu=4,node=1"] * 6,
+    })
+    dataset, rejects = build_dataset(jobs, _telemetry(["a", "b", "c", "d"], 600))
+    assert dataset["job_id"].to_list() == [3]
+    assert dataset["num_cores_alloc"].to_list() == [4]
+    assert dataset["power_consumption"][0][0] == 2 * (100.0 + 1 + 50.0)  # nodes b and c at T0 + 20
+    why = dict(rejects.select("job_id", "stage").iter_rows())
+    assert why == {1: "exclusivity", 2: "exclusivity", 4: "exclusivity", 5: "input", 6: "extraction"}
+    assert sorted(dataset["job_id"].to_list() + rejects["job_id"].to_list()) == jobs["job_id"].to_list()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 150),
+                          st.lists(st.sampled_from("abcd"), min_size=0, max_size=3)), min_size=1, max_size=20),
+       st.sets(st.tuples(st.sampled_from("abcd"), st.integers(0, 30)), max_size=5))
+def test_every_job_is_accounted_for(specs, holes) -> None:
+    jobs = pl.DataFrame({
+        "job_id": np.arange(len(specs)),
+        "start_time": [T0 + s for s, _, _ in specs],
+        "end_time": [T0 + s + d for s, d, _ in specs],
+        "nodes": [nodes for _, _, nodes in specs],
+    }, schema_overrides={"nodes": pl.List(pl.Utf8)})
+    skip = {(n, T0 + 20.0 * k) for n, k in holes}
+    dataset, rejects = build_dataset(jobs, _telemetry(list("abcd"), 600, skip))
+    ids = dataset["job_id"].to_list() + rejects["job_id"].to_list()
+    assert sorted(ids) == list(range(len(specs)))
+    assert rejects["reason"].null_count() == 0
+    for row in dataset.iter_rows(named=True):
+        assert len(row["power_consumption"]) == row["samples"] - row["missing_samples"] > 0
+
+
+def test_dataset_build_cli_with_partitioned_telemetry(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    jobs = pl.DataFrame({
+        "job_id": [1, 2, 3],
+        "start_time": [T0, T0 + 30, T0 + 10],
+        "end_time": [T0 + 100, T0 + 90, T0 + 200],
+        "nodes": ["a", "a", "['b', 'c']"],
+    })
+    jobs_path = tmp_path / "jobs.parquet"
+    jobs.write_parquet(jobs_path)
+    tel_dir = tmp_path / "telemetry"
+    tel_dir.mkdir()
+    tel = _telemetry(list("abc"), 600)
+    for node in "abc":
+        tel.filter(pl.col("node") == node).write_parquet(tel_dir / f"node={node}.parquet")
+    out = tmp_path / "dataset.parquet"
+    result = CliRunner().invoke(app, ["dataset", "build", "--jobs", str(jobs_path), "--telemetry", str(tel_dir),
+                                      "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert pl.read_parquet(out)["job_id"].to_list() == [3]
+    assert pl.read_parquet(tmp_path / "dataset.rejects.parquet")["job_id"].to_list() == [1, 2]
+
+
+def test_datetime_job_times_become_epoch_seconds() -> None:
+    from datetime import datetime
+
+    from wattsched.dataset.build import epoch_seconds
+
+    t = datetime(2020, 9, 13, 12, 26, 40, tzinfo=UTC)
+    frame = epoch_seconds(pl.DataFrame({"start_time": [t], "end_time": [t.replace(tzinfo=None)]}))
+    assert frame.row(0) == (T0, T0)
