@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wattsched.workload.pm100 import is_pm100_parquet, read_pm100
+from wattsched.workload.sacct import is_sacct_file, read_sacct
 from wattsched.workload.schema import ReadResult, WorkloadError
 from wattsched.workload.swf import read_swf
 from wattsched.workload.tableio import read_table
@@ -12,7 +13,10 @@ from wattsched.workload.tableio import read_table
 __all__ = ["SUPPORTED_SUFFIXES", "load_workload"]
 
 #: File name endings :func:`load_workload` understands (matched case-insensitively).
-SUPPORTED_SUFFIXES: tuple[str, ...] = (".swf", ".swf.gz", ".parquet", ".csv", ".csv.gz")
+SUPPORTED_SUFFIXES: tuple[str, ...] = (
+    ".swf", ".swf.gz", ".parquet", ".csv", ".csv.gz", ".sacct", ".sacct.gz", ".psv", ".psv.gz", ".json", ".txt",
+)
+_SACCT_SUFFIXES = (".sacct", ".sacct.gz", ".psv", ".psv.gz")
 
 
 def load_workload(path: str | Path, *, machine_size: int | None = None, strict: bool = False) -> ReadResult:
@@ -20,7 +24,9 @@ def load_workload(path: str | Path, *, machine_size: int | None = None, strict: 
     ``.csv.gz``); anything else is a :class:`WorkloadError` listing the supported formats.
 
     A Parquet file with PM100's schema (``node_power_consumption`` and ``num_nodes_alloc``) goes to
-    :func:`read_pm100` (machine size 980 nodes unless given).
+    :func:`read_pm100` (machine size 980 nodes unless given). Slurm ``sacct`` output (``-P`` text or ``--json``)
+    goes to :func:`read_sacct`: by the endings ``.sacct``/``.psv`` (optionally gzipped), or by content for
+    ``.json``, ``.txt`` and other endings (times are taken as UTC; call ``read_sacct`` for another time zone).
     """
     path = Path(path)
     name = path.name.lower()
@@ -32,5 +38,7 @@ def load_workload(path: str | Path, *, machine_size: int | None = None, strict: 
         return read_pm100(path, machine_size=machine_size, strict=strict)
     if name.endswith((".parquet", ".csv", ".csv.gz")):
         return read_table(path, machine_size=machine_size, strict=strict)
+    if name.endswith(_SACCT_SUFFIXES) or (path.exists() and is_sacct_file(path)):
+        return read_sacct(path, machine_size=machine_size, strict=strict)
     supported = ", ".join(SUPPORTED_SUFFIXES)
     raise WorkloadError(f"{path}: unsupported workload format; supported file endings: {supported}")
