@@ -21,8 +21,8 @@ def _telemetry(nodes, t1, skip=()):
 
 
 def test_node_lists_from_strings() -> None:
-    jobs = pl.DataFrame({"nodes": ["['r1n1', 'r1n2']", "r2n1", "", None]})
-    assert node_lists(jobs)["nodes"].to_list() == [["r1n1", "r1n2"], ["r2n1"], [], None]
+    jobs = pl.DataFrame({"nodes": ["['r1n1', 'r1n2']", "r2n1", "", None, "r3n[01-02],r4n1"]})
+    assert node_lists(jobs)["nodes"].to_list() == [["r1n1", "r1n2"], ["r2n1"], [], None, ["r3n01", "r3n02", "r4n1"]]
 
 
 def test_build_small_machine() -> None:
@@ -96,3 +96,26 @@ def test_datetime_job_times_become_epoch_seconds() -> None:
     t = datetime(2020, 9, 13, 12, 26, 40, tzinfo=UTC)
     frame = epoch_seconds(pl.DataFrame({"start_time": [t], "end_time": [t.replace(tzinfo=None)]}))
     assert frame.row(0) == (T0, T0)
+
+
+def test_exadata_layout_joins_the_two_psus(tmp_path) -> None:
+    from datetime import datetime
+
+    from wattsched.dataset.build import read_telemetry
+
+    tel = _telemetry(["a", "b"], 100)
+    for metric, col in (("ps0_input_power", "ps0"), ("ps1_input_power", "ps1")):
+        part = tmp_path / metric / "year_month=20-09"
+        part.mkdir(parents=True)
+        frame = tel.select(
+            pl.col("timestamp").map_elements(lambda t: datetime.fromtimestamp(t, UTC),
+                                             return_dtype=pl.Datetime("us", "UTC")),
+            pl.col(col).alias("value"), "node",
+        )
+        if col == "ps1":
+            frame = frame.filter(~((pl.col("node") == "b") & (pl.col("value") > 0) & (pl.int_range(pl.len()) == 1)))
+        frame.write_parquet(part / "part-0.parquet")
+    read = read_telemetry(tmp_path).collect().sort("node", "timestamp")
+    assert read.columns == ["node", "timestamp", "ps0", "ps1"]
+    assert read.height == tel.height - 1  # the instant where only one PSU reported is dropped
+    assert read.filter(pl.col("node") == "a")["ps0"].to_list() == tel.filter(pl.col("node") == "a")["ps0"].to_list()

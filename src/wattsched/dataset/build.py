@@ -13,22 +13,30 @@ import polars as pl
 
 from wattsched.dataset.exclusive import SHARED, UNVERIFIABLE, classify_exclusive
 from wattsched.dataset.extract import extract_series
+from wattsched.dataset.hostlist import expand_hostlist
 from wattsched.dataset.tres import unpack_tres
 
 REJECT_SCHEMA = {"job_id": pl.Int64, "stage": pl.Utf8, "reason": pl.Utf8}
 
 
 def node_lists(jobs: pl.DataFrame, column: str = "nodes") -> pl.DataFrame:
-    """The node column as a list of names: a list already, or a comma- or space-separated string (brackets
-    and quotes stripped, e.g. ``"['r1n1', 'r1n2']"``)."""
+    """The node column as a list of names: a list already, a list written as text (``"['r1n1', 'r1n2']"``), or a
+    Slurm hostlist expression (``r1n[01-04],r2n01``, see :func:`~wattsched.dataset.hostlist.expand_hostlist`)."""
     dtype = jobs.schema[column]
     if isinstance(dtype, pl.List):
         return jobs.with_columns(pl.col(column).cast(pl.List(pl.Utf8)))
-    cleaned = pl.col(column).cast(pl.Utf8).str.replace_all(r"[\[\]'\"]", "").str.strip_chars()
-    return jobs.with_columns(
-        cleaned.str.split(",").list.eval(pl.element().str.strip_chars()).list.filter(pl.element() != "")
-        .alias(column)
-    )
+    texts = jobs[column].cast(pl.Utf8)
+    mapping = {t: _parse_nodes(t) for t in texts.drop_nulls().unique().to_list()}
+    parsed = [None if t is None else mapping[t] for t in texts.to_list()]
+    return jobs.with_columns(pl.Series(column, parsed, dtype=pl.List(pl.Utf8)))
+
+
+def _parse_nodes(text: str) -> list[str]:
+    text = text.strip()
+    if text.startswith("["):  # a list written out by Python or JSON
+        inner = text.strip("[]").replace("'", "").replace('"', "")
+        return [n.strip() for n in inner.split(",") if n.strip()]
+    return list(expand_hostlist(text)) if text else []
 
 
 def epoch_seconds(frame: pl.DataFrame, columns: tuple[str, ...] = ("start_time", "end_time")) -> pl.DataFrame:
@@ -40,21 +48,41 @@ def epoch_seconds(frame: pl.DataFrame, columns: tuple[str, ...] = ("start_time",
     return frame.with_columns(exprs) if exprs else frame
 
 
-def read_telemetry(path: str | Path) -> pl.LazyFrame:
-    """Telemetry from a Parquet file or a directory of Parquet partitions (scanned lazily)."""
-    path = Path(path)
+#: Metric directories of the M100 ExaData layout (IPMI plugin), one per PSU.
+EXADATA_METRICS = ("ps0_input_power", "ps1_input_power")
+
+
+def _scan(path: Path) -> pl.LazyFrame:
     if path.is_dir():
         files = sorted(path.rglob("*.parquet"))
         if not files:
             raise FileNotFoundError(f"{path}: no Parquet files in the telemetry directory")
-        lf = pl.scan_parquet(files)
-    elif path.exists():
-        lf = pl.scan_parquet(path)
-    else:
-        raise FileNotFoundError(f"{path}: telemetry file or directory does not exist")
-    if "timestamp" in lf.collect_schema().names() and lf.collect_schema()["timestamp"].is_temporal():
-        lf = lf.with_columns((pl.col("timestamp").dt.epoch("ms").cast(pl.Float64) / 1000.0).alias("timestamp"))
+        return pl.scan_parquet(files)
+    if path.exists():
+        return pl.scan_parquet(path)
+    raise FileNotFoundError(f"{path}: telemetry file or directory does not exist")
+
+
+def _epoch(lf: pl.LazyFrame) -> pl.LazyFrame:
+    schema = lf.collect_schema()
+    if "timestamp" in schema.names() and schema["timestamp"].is_temporal():
+        return lf.with_columns((pl.col("timestamp").dt.epoch("ms").cast(pl.Float64) / 1000.0).alias("timestamp"))
     return lf
+
+
+def read_telemetry(path: str | Path) -> pl.LazyFrame:
+    """Telemetry, scanned lazily, from a Parquet file or a directory of partitions (``node, timestamp`` with
+    ``ps0, ps1`` or ``watts``), or from the M100 ExaData layout: a directory holding ``ps0_input_power/`` and
+    ``ps1_input_power/`` partitions of ``timestamp, value, node``, joined on (node, timestamp) so that an instant
+    counts only when both PSUs reported it."""
+    path = Path(path)
+    if path.is_dir() and all((path / m).is_dir() for m in EXADATA_METRICS):
+        ps0, ps1 = (
+            _epoch(_scan(path / m)).select(pl.col("node").cast(pl.Utf8), "timestamp", pl.col("value").alias(col))
+            for m, col in zip(EXADATA_METRICS, ("ps0", "ps1"), strict=True)
+        )
+        return ps0.join(ps1, on=["node", "timestamp"], how="inner")
+    return _epoch(_scan(path))
 
 
 def build_dataset(
