@@ -498,6 +498,39 @@ def dataset_build(
                   f"({counts or 'none'}) in {rejects_path}")
 
 
+@data_app.command("fetch")
+def data_fetch(
+    dataset: Annotated[str, typer.Argument(help="Dataset: pm100.")],
+    to: Annotated[Path, typer.Option("--to", help="Directory for the files (resumed if a fetch was interrupted).")],
+    file: Annotated[
+        list[str] | None, typer.Option(help="Only these files of the record (repeatable; default: job_table.parquet).")
+    ] = None,
+    record: Annotated[str | None, typer.Option(help="Archive record id (default: the dataset's).")] = None,
+    base_url: Annotated[str, typer.Option(help="Archive (Zenodo API compatible).")] = "https://zenodo.org",
+) -> None:
+    """Download a public dataset from its archive record, checking checksums and resuming partial downloads."""
+    from wattsched.workload.fetch import PM100_RECORD, FetchError, fetch_record
+
+    if dataset != "pm100":
+        _fail(f"unknown dataset {dataset!r}; available: pm100")
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:,} bytes"),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(name: str, done: int, total: int | None) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done)
+
+        try:
+            paths = fetch_record(record or PM100_RECORD, to, files=file or ["job_table.parquet"], base_url=base_url,
+                                 progress=progress)
+        except FetchError as exc:
+            _fail(str(exc))
+    for path in paths:
+        console.print(f"{path} ({path.stat().st_size:,} bytes, checksum verified)")
+
+
 @data_app.command("convert")
 def data_convert(
     input: Annotated[Path, typer.Option("--input", help="Any readable workload (SWF, parquet, csv, PM100).")],
