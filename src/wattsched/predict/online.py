@@ -156,12 +156,9 @@ def completion_times(
         return (jobs["submit_time"] + jobs["runtime"]).to_numpy().astype(np.float64), "no-wait (submit + runtime)"
     if machine_size is None:
         raise ValueError("an EASY replay needs the machine size")
-    from wattsched.sim.engine import simulate
+    from wattsched.sim.replay import easy_replay
 
-    schedule = simulate(jobs, "easy", machine_size).schedule
-    end = schedule.select("job_id", "end_time")
-    aligned = jobs.select("job_id").join(end, on="job_id", how="left", maintain_order="left")["end_time"]
-    return aligned.to_numpy().astype(np.float64), f"replay (EASY on {machine_size} units)"
+    return easy_replay(jobs, machine_size)[1], f"replay (EASY on {machine_size} units)"
 
 
 def prepare(jobs: pl.DataFrame) -> pl.DataFrame:

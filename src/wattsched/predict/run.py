@@ -41,7 +41,7 @@ def make_power_predictor(method: str, *, history: HistoryConfig | None = None, *
             raise ValueError(f"the history predictor takes no options {sorted(options)}")
         return HistoryPowerPredictor(history)
     if method in POWER_METHODS:
-        from wattsched.predict.power_ml import MLPowerConfig, WeeklyMLPowerPredictor
+        from wattsched.predict.power_ml import MLPowerConfig, WeeklyMLPowerPredictor  # scikit-learn: only when used
 
         cfg = MLPowerConfig(history=history or HistoryConfig(), **options)
         return WeeklyMLPowerPredictor(method, cfg)
@@ -84,8 +84,9 @@ def run_power_prediction(
     predictor = make_power_predictor(method, history=history, **options)
     predictions = predict_online(predictor, jobs, done)
     cfg = history or HistoryConfig()
-    baseline = predict_online(HistoryPowerPredictor(cfg), jobs.with_columns(pl.lit(None, pl.Int64).alias("user_id")),
-                              done)
+    from wattsched.predict.power_ml import GlobalMeanPowerPredictor
+
+    baseline = predict_online(GlobalMeanPowerPredictor(cfg), jobs, done)
     report = {"method": method, "completion": where, "metrics": evaluate_power(jobs, predictions),
               "global_mean_baseline": evaluate_power(jobs, baseline, predictions["has_user_history"].to_numpy())}
     users = jobs["user_id"].to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, None)

@@ -69,11 +69,9 @@ def trace_starts(
             raise WorkloadError("the workload has no trace schedule (trace_start_time, start_time or swf_wait)")
     if machine_size is None:
         raise ValueError("an EASY replay needs the machine size")
-    from wattsched.sim.engine import simulate
+    from wattsched.sim.replay import easy_replay
 
-    schedule = simulate(jobs, "easy", machine_size).schedule.select("job_id", "start_time")
-    start = jobs.select("job_id").join(schedule, on="job_id", how="left", maintain_order="left")["start_time"]
-    return start.to_numpy().astype(np.float64), f"replay (EASY on {machine_size} units)"
+    return easy_replay(jobs, machine_size)[0], f"replay (EASY on {machine_size} units)"
 
 
 def window_starts(jobs: pl.DataFrame, spec: WindowSpec) -> np.ndarray:
