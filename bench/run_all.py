@@ -8,7 +8,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["ricc.py", "python_policy.py", "power.py", "knapsack.py", "predict_runtime.py", "predict_power.py",
-              "campaign.py"]
+              "campaign.py", "dataset_build.py"]
 
 if __name__ == "__main__":
     for name in BENCHMARKS:

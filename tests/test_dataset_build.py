@@ -101,8 +101,6 @@ def test_datetime_job_times_become_epoch_seconds() -> None:
 def test_exadata_layout_joins_the_two_psus(tmp_path) -> None:
     from datetime import datetime
 
-    from wattsched.dataset.build import read_telemetry
-
     tel = _telemetry(["a", "b"], 100)
     for metric, col in (("ps0_input_power", "ps0"), ("ps1_input_power", "ps1")):
         part = tmp_path / metric / "year_month=20-09"
@@ -112,10 +110,35 @@ def test_exadata_layout_joins_the_two_psus(tmp_path) -> None:
                                              return_dtype=pl.Datetime("us", "UTC")),
             pl.col(col).alias("value"), "node",
         )
-        if col == "ps1":
-            frame = frame.filter(~((pl.col("node") == "b") & (pl.col("value") > 0) & (pl.int_range(pl.len()) == 1)))
+        if col == "ps1":  # node b's PSU 1 misses the instant T0 + 20
+            frame = frame.filter(~((pl.col("node") == "b") & (pl.col("timestamp").dt.epoch("s") == T0 + 20)))
         frame.write_parquet(part / "part-0.parquet")
-    read = read_telemetry(tmp_path).collect().sort("node", "timestamp")
-    assert read.columns == ["node", "timestamp", "ps0", "ps1"]
-    assert read.height == tel.height - 1  # the instant where only one PSU reported is dropped
-    assert read.filter(pl.col("node") == "a")["ps0"].to_list() == tel.filter(pl.col("node") == "a")["ps0"].to_list()
+    jobs = pl.DataFrame({"job_id": [1, 2], "start_time": [T0, T0 + 10], "end_time": [T0 + 60, T0 + 70],
+                         "nodes": [["a"], ["b"]]})
+    dataset, rejects = build_dataset(jobs, tmp_path)
+    assert dataset["job_id"].to_list() == [1]
+    assert dataset["power_consumption"][0].to_list() == [100.0 + k + 50.0 for k in range(4)]
+    assert rejects["reason"].to_list() == ["1 of 3 samples missing (some instants have 0 of 1 nodes reporting)"]
+    tolerant, _ = build_dataset(jobs, tmp_path, max_missing=0.5)
+    assert tolerant.filter(pl.col("job_id") == 2)["power_consumption"][0].to_list() == [152.0, 153.0]
+
+
+def test_generate_telemetry_then_build_on_the_command_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    runner = CliRunner()
+    made = runner.invoke(app, ["generate", "telemetry", "--output", str(tmp_path), "--jobs", "200", "--nodes", "24",
+                               "--days", "1.5", "--outages", "2", "--seed", "4"])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "ds.parquet"
+    built = runner.invoke(app, ["dataset", "build", "--jobs", str(tmp_path / "jobs.parquet"), "--telemetry",
+                                str(tmp_path / "telemetry"), "--output", str(out), "--memory-gb", "0.0005"])
+    assert built.exit_code == 0, built.output
+    assert "window(s)" in built.output and "200 jobs" in built.output
+    dataset, rejects = pl.read_parquet(out), pl.read_parquet(tmp_path / "ds.rejects.parquet")
+    assert dataset.height + rejects.height == 200 and dataset.height > 50
+    bad = runner.invoke(app, ["dataset", "build", "--jobs", str(tmp_path / "jobs.parquet"), "--telemetry",
+                              str(tmp_path / "telemetry"), "--output", str(out), "--executor", "spark"])
+    assert bad.exit_code != 0 and "executor must be" in bad.output

@@ -426,3 +426,17 @@ def test_load_workload_dispatches_sacct_by_ending_and_by_content(tmp_path) -> No
         read = load_workload(path, machine_size=10)
         assert read.provenance.format == "sacct"
         assert read.jobs.select("job_id", "walltime", "runtime", "size").row(0) == (11, 3600.0, 600.0, 2)
+
+
+def test_reqmem_when_the_tres_have_no_memory(tmp_path: Path) -> None:
+    header = "JobIDRaw|Submit|Start|End|ElapsedRaw|TimelimitRaw|State|NNodes|NCPUS|ReqMem|AllocTRES"
+    lines = [header]
+    for jid, reqmem, tres in (("1", "16G", "cpu=8,node=2"), ("2", "4000Mc", "cpu=8"), ("3", "16Gn", "node=2"),
+                              ("4", "0", ""), ("5", "2G", "mem=1G"), ("6", "lots", "")):
+        lines.append(f"{jid}|2024-03-01T10:00:00|2024-03-01T10:01:00|2024-03-01T11:01:00|3600|120|COMPLETED|2|8|"
+                     f"{reqmem}|{tres}")
+    jobs, rejects, _ = read_sacct(write(tmp_path, "mem.sacct", "\n".join(lines) + "\n"))
+    mem = dict(zip(jobs["job_id"].to_list(), jobs["mem"].to_list(), strict=True))
+    assert mem == {1: 16.0, 2: pytest.approx(8 * 4000 / 1024), 3: 32.0, 4: None, 5: 1.0}  # AllocTRES mem wins
+    assert rejects["line"].to_list() == [7] and rejects["field"].to_list() == ["ReqMem"]
+    assert "lots" in rejects["reason"][0]

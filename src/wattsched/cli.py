@@ -240,6 +240,35 @@ def generate_m100_cmd(
     console.print(f"wrote {result.jobs.height} jobs with power profiles to {output}")
 
 
+@generate_app.command("telemetry")
+def generate_telemetry_cmd(
+    output: Annotated[Path, typer.Option(help="Directory: jobs.parquet and telemetry/ (M100 ExaData layout).")],
+    jobs: Annotated[int, typer.Option(help="Number of jobs.")] = 2_000,
+    nodes: Annotated[int, typer.Option(help="Nodes of the machine.")] = 980,
+    days: Annotated[float, typer.Option(help="Length of the telemetry (days).")] = 1.0,
+    period: Annotated[float, typer.Option(help="Sample period θ (s).")] = 20.0,
+    shared_share: Annotated[float, typer.Option(help="Share of jobs that also take a busy node.")] = 0.05,
+    missing_share: Annotated[float, typer.Option(help="Share of (node, instant) samples missing.")] = 0.0005,
+    outages: Annotated[int, typer.Option(help="Node outages of 1–6 h without telemetry.")] = 0,
+    median_minutes: Annotated[float, typer.Option(help="Median job duration (min).")] = 30.0,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+) -> None:
+    """Generate a job table and per-PSU node telemetry for the PM100 method (streamed day by day to disk)."""
+    from wattsched.dataset.synthetic import place_jobs, write_synthetic_exadata
+
+    try:
+        machine = place_jobs(jobs, n_nodes=nodes, hours=days * 24.0, period=period, shared_share=shared_share,
+                             missing_share=missing_share, outages=outages, median_seconds=median_minutes * 60.0,
+                             seed=seed)
+        output.mkdir(parents=True, exist_ok=True)
+        machine.jobs.write_parquet(output / "jobs.parquet")
+        rows = write_synthetic_exadata(machine, output / "telemetry")
+    except ValueError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {machine.jobs.height:,} jobs to {output / 'jobs.parquet'} and {2 * rows:,} PSU samples "
+                  f"to {output / 'telemetry'}")
+
+
 @app.command()
 def demo(
     output: Annotated[Path, typer.Option(help="Directory for the demo's results and figures.")] = Path("demo-output"),
@@ -479,15 +508,37 @@ def dataset_build(
     legacy_split: Annotated[bool, typer.Option(help="Test exclusivity per month and single/multi-node, as the "
                                                     "reference scripts (default: globally).")] = False,
     max_missing: Annotated[float, typer.Option(help="Share of missing samples a job may have (0: strict).")] = 0.0,
+    snap: Annotated[float, typer.Option(help="Use telemetry rows up to this many seconds off the θ grid, at the "
+                                             "nearest instant (default: exact timestamps only).")] = 0.0,
+    memory_gb: Annotated[float, typer.Option(help="Memory for the telemetry matrices of one window, per worker "
+                                                  "(GiB); sets the window length.")] = 1.0,
+    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
+    workers: Annotated[int, typer.Option(help="Windows read in parallel.")] = 1,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
 ) -> None:
-    """Keep the exclusive jobs, extract their power series and summaries; every other job is a reject."""
-    from wattsched.dataset.build import build_dataset, read_telemetry
+    """Keep the exclusive jobs, extract their power series and summaries; every other job is a reject.
 
+    The telemetry is read window by window (out of core); see docs/dataset.md."""
+    from wattsched.dataset.build import build_dataset
+    from wattsched.dataset.extract import ExtractionStats
+
+    stats = ExtractionStats()
     try:
         table = pl.read_parquet(jobs) if jobs.suffix == ".parquet" else pl.read_csv(jobs)
-        dataset, rejects = build_dataset(table, read_telemetry(telemetry), period=period, legacy_split=legacy_split,
-                                         max_missing=max_missing)
-    except (ValueError, FileNotFoundError, pl.exceptions.PolarsError) as exc:
+        with Progress(TextColumn("[bold]telemetry windows"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("{task.fields[rows]:,} rows"), TimeElapsedColumn(), console=err,
+                      transient=True) as bar:
+            task = bar.add_task("windows", total=None, rows=0)
+
+            def progress(done: int, total: int, rows: int) -> None:
+                bar.update(task, completed=done, total=total, rows=rows)
+
+            dataset, rejects = build_dataset(
+                table, telemetry, period=period, legacy_split=legacy_split, max_missing=max_missing, snap=snap,
+                memory_gb=memory_gb, executor=executor, workers=workers, address=address, progress=progress,
+                stats=stats,
+            )
+    except (ValueError, FileNotFoundError, pl.exceptions.PolarsError, OSError) as exc:
         _fail(str(exc))
     output.parent.mkdir(parents=True, exist_ok=True)
     dataset.write_parquet(output)
@@ -496,6 +547,9 @@ def dataset_build(
     counts = ", ".join(f"{s}: {n:,}" for s, n in rejects.group_by("stage").len().sort("stage").iter_rows())
     console.print(f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
                   f"({counts or 'none'}) in {rejects_path}")
+    console.print(f"telemetry: {stats.telemetry_rows:,} rows read in {stats.windows:,} window(s)")
+    for note in stats.notes:
+        console.print(f"[yellow]note:[/] {note}")
 
 
 @data_app.command("fetch")

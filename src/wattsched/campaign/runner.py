@@ -19,8 +19,9 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from wattsched.campaign.spec import (
     run_id,
     workload_variants,
 )
+from wattsched.executors import check_executor, map_tasks
 
 #: Result fields that depend on the machine, not on the run (left out when comparing result sets).
 TIMING_FIELDS = ("elapsed_s", "simulation_s", "worker")
@@ -217,42 +219,6 @@ class CampaignRun:
     seconds: float
 
 
-def _local(runs: list[dict[str, Any]], out: Path, workers: int) -> Iterable[dict[str, Any]]:
-    if workers <= 1:
-        for r in runs:
-            yield execute_run(r, str(out))
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    ctx = multiprocessing.get_context("spawn")  # no fork after numba / polars threads started
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(execute_run, r, str(out)) for r in runs]
-        for f in as_completed(futures):
-            yield f.result()
-
-
-def _dask(runs: list[dict[str, Any]], out: Path, workers: int, address: str | None) -> Iterable[dict[str, Any]]:
-    from distributed import Client, LocalCluster, as_completed
-
-    cluster = None
-    if address is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               host="127.0.0.1")
-        client = Client(cluster)
-    else:
-        client = Client(address)
-    try:
-        futures = client.map(execute_run, runs, out_dir=str(out.resolve()), pure=False,
-                             key=[f"run-{r['id']}" for r in runs])
-        for f in as_completed(futures):
-            yield f.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
 def run_campaign(
     spec: CampaignSpec,
     out: str | Path,
@@ -265,8 +231,10 @@ def run_campaign(
     log: Callable[[str], None] = lambda s: None,
 ) -> CampaignRun:
     """Prepare (once) and execute every run not done yet. ``limit`` stops after that many runs (for tests)."""
-    if executor not in ("local", "dask"):
-        raise CampaignError(f"executor must be 'local' or 'dask', got {executor!r}")
+    try:
+        check_executor(executor)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from None
     out = Path(out)
     t0 = time.perf_counter()
     manifest = prepare(spec, out, log=log)
@@ -277,7 +245,9 @@ def run_campaign(
         todo = todo[:limit]
     workers = workers or max(1, os.cpu_count() or 1)
     log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
-    stream = _dask(todo, out, workers, address) if executor == "dask" else _local(todo, out, workers)
+    out_dir = str(out.resolve()) if executor == "dask" else str(out)
+    stream = map_tasks(partial(execute_run, out_dir=out_dir), todo, executor=executor, workers=workers,
+                       address=address, ordered=False, keys=[f"run-{r['id']}" for r in todo])
     finished = len(done)
     for _ in stream:
         finished += 1

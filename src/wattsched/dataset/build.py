@@ -7,13 +7,15 @@ the rejects with the reason (shares a node, too short to verify, missing samples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from wattsched.dataset.exclusive import SHARED, UNVERIFIABLE, classify_exclusive
-from wattsched.dataset.extract import extract_series
+from wattsched.dataset.extract import ExtractionStats, extract_series
 from wattsched.dataset.hostlist import expand_hostlist
+from wattsched.dataset.telemetry import TelemetrySource
 from wattsched.dataset.tres import unpack_tres
 
 REJECT_SCHEMA = {"job_id": pl.Int64, "stage": pl.Utf8, "reason": pl.Utf8}
@@ -48,54 +50,27 @@ def epoch_seconds(frame: pl.DataFrame, columns: tuple[str, ...] = ("start_time",
     return frame.with_columns(exprs) if exprs else frame
 
 
-#: Metric directories of the M100 ExaData layout (IPMI plugin), one per PSU.
-EXADATA_METRICS = ("ps0_input_power", "ps1_input_power")
-
-
-def _scan(path: Path) -> pl.LazyFrame:
-    if path.is_dir():
-        files = sorted(path.rglob("*.parquet"))
-        if not files:
-            raise FileNotFoundError(f"{path}: no Parquet files in the telemetry directory")
-        return pl.scan_parquet(files)
-    if path.exists():
-        return pl.scan_parquet(path)
-    raise FileNotFoundError(f"{path}: telemetry file or directory does not exist")
-
-
-def _epoch(lf: pl.LazyFrame) -> pl.LazyFrame:
-    schema = lf.collect_schema()
-    if "timestamp" in schema.names() and schema["timestamp"].is_temporal():
-        return lf.with_columns((pl.col("timestamp").dt.epoch("ms").cast(pl.Float64) / 1000.0).alias("timestamp"))
-    return lf
-
-
-def read_telemetry(path: str | Path) -> pl.LazyFrame:
-    """Telemetry, scanned lazily, from a Parquet file or a directory of partitions (``node, timestamp`` with
-    ``ps0, ps1`` or ``watts``), or from the M100 ExaData layout: a directory holding ``ps0_input_power/`` and
-    ``ps1_input_power/`` partitions of ``timestamp, value, node``, joined on (node, timestamp) so that an instant
-    counts only when both PSUs reported it."""
-    path = Path(path)
-    if path.is_dir() and all((path / m).is_dir() for m in EXADATA_METRICS):
-        ps0, ps1 = (
-            _epoch(_scan(path / m)).select(pl.col("node").cast(pl.Utf8), "timestamp", pl.col("value").alias(col))
-            for m, col in zip(EXADATA_METRICS, ("ps0", "ps1"), strict=True)
-        )
-        return ps0.join(ps1, on=["node", "timestamp"], how="inner")
-    return _epoch(_scan(path))
-
-
 def build_dataset(
     jobs: pl.DataFrame,
-    telemetry: pl.DataFrame | pl.LazyFrame,
+    telemetry: str | Path | pl.DataFrame | pl.LazyFrame | TelemetrySource,
     *,
     period: float = 20.0,
     legacy_split: bool = False,
     max_missing: float = 0.0,
     nodes_column: str = "nodes",
+    snap: float = 0.0,
+    memory_gb: float = 1.0,
+    executor: str = "local",
+    workers: int = 1,
+    address: str | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    stats: ExtractionStats | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``(dataset, rejects)``; see the module docstring. ``jobs`` needs ``job_id``, ``start_time``, ``end_time``
-    (seconds) and the node list; ``telemetry`` is ``node, timestamp, ps0, ps1`` or ``node, timestamp, watts``."""
+    (seconds or datetimes) and the node list. ``telemetry`` is a path (file, directory of partitions or the
+    ExaData layout, read window by window) or an in-memory table (``node, timestamp`` and ``ps0, ps1`` or
+    ``watts``); see :mod:`wattsched.dataset.telemetry`. The remaining options are those of
+    :func:`~wattsched.dataset.extract.extract_series`."""
     jobs = node_lists(epoch_seconds(jobs), nodes_column)
     no_nodes = jobs.filter(pl.col(nodes_column).list.len().fill_null(0) == 0)
     jobs = jobs.filter(pl.col(nodes_column).list.len().fill_null(0) > 0)
@@ -113,8 +88,10 @@ def build_dataset(
     exclusive = status.filter(pl.col("status") == "exclusive").join(
         jobs.select("job_id", nodes_column), on="job_id", how="left"
     )
-    series, missing = extract_series(exclusive, telemetry, period=period, max_missing=max_missing,
-                                     nodes_column=nodes_column)
+    series, missing = extract_series(
+        exclusive, telemetry, period=period, max_missing=max_missing, nodes_column=nodes_column, snap=snap,
+        memory_gb=memory_gb, executor=executor, workers=workers, address=address, progress=progress, stats=stats,
+    )
     rejects = pl.concat(
         [
             no_nodes.select("job_id", pl.lit("input").alias("stage"), pl.lit("no node list").alias("reason")),

@@ -5,100 +5,345 @@ For an exclusive job with grid instants ``t = start', start' + θ, …, end'`` t
 sample at t needs both PSUs), and a job's sample at t needs every one of its nodes: otherwise the sample is
 missing. A job whose share of missing samples exceeds ``max_missing`` (default 0: strict) is rejected with the
 reason; with a tolerance, missing samples are left out of the series and of the statistics, and counted.
+Duplicate telemetry rows for one (node, PSU, instant) are averaged, so they never double-count.
 
 Per job: the series (watts summed over nodes, one value per instant), the per-node mean, max and std (ddof 0)
 over all (node, instant) values, and the energy Σ p(t)·θ (sample-and-hold over the instants).
+
+**Out of core.** The jobs' time span is cut into windows of instants small enough that a dense
+(node × instant) matrix per PSU fits ``memory_gb``. Each window is one task: scan the telemetry of that time
+range batch by batch (files and row groups outside it are skipped by their statistics), scatter it into the
+matrices, then a compiled kernel reads every job's cells in the window. A task returns only the jobs' series
+segments and partial statistics, which are merged in window order (Chan's parallel variance), so tasks can run
+one after another, on a process pool or on a Dask cluster with the same result. Peak memory is the window
+matrices (per worker) plus the output itself.
+
+Timestamps must be on the grid (multiples of θ since the epoch) to within ``snap`` seconds (default: 1 ms, i.e.
+exact, as the reference aligns on the timestamp index); rows off the grid are counted and reported, not used.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numba as nb
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
-#: Telemetry layouts accepted: ``node, timestamp, ps0, ps1`` or ``node, timestamp, watts``.
-TELEMETRY_FORMS = (("node", "timestamp", "ps0", "ps1"), ("node", "timestamp", "watts"))
+from wattsched.dataset.telemetry import TelemetrySource, open_telemetry
+from wattsched.executors import check_executor, map_tasks
+
+#: Default tolerance (s) of "on the grid" when no ``snap`` is given.
+EXACT_TOLERANCE = 1e-3
+
+#: Bytes per (node, instant) cell and PSU slot: a float64 sum and a uint16 count.
+_CELL_BYTES = 10
 
 
-def node_watts(telemetry: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-    """``node, timestamp, watts`` from either telemetry form (PSUs summed where both reported)."""
-    lf = telemetry.lazy()
-    cols = lf.collect_schema().names()
-    if {"ps0", "ps1"} <= set(cols):
-        return lf.select("node", pl.col("timestamp").cast(pl.Float64),
-                         (pl.col("ps0") + pl.col("ps1")).cast(pl.Float64).alias("watts")).drop_nulls("watts")
-    if "watts" in cols:
-        return lf.select("node", pl.col("timestamp").cast(pl.Float64), pl.col("watts").cast(pl.Float64)).drop_nulls(
-            "watts"
-        )
-    raise ValueError(f"telemetry needs columns node, timestamp and ps0+ps1 or watts; it has {cols}")
+@dataclass
+class ExtractionStats:
+    """What the telemetry scan saw, for the build report."""
+
+    windows: int = 0
+    telemetry_rows: int = 0
+    off_grid_rows: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WindowTask:
+    """One window of instants ``[k0, k0 + width)`` (instant k is time k·θ) and the jobs that overlap it, with
+    their nodes in CSR form (numbers into ``node_names``). Picklable, so it can run in another process."""
+
+    source: TelemetrySource
+    node_names: list[str]
+    period: float
+    tolerance: float
+    k0: int
+    width: int
+    jobs: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    ptr: np.ndarray
+    nodes: np.ndarray
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """The window's series segments (instants ``max(first, k0) … min(last, k0 + width − 1)`` per job, back to
+    back), which of them had every node reporting, and per-job partial statistics of the node values."""
+
+    k0: int
+    jobs: np.ndarray
+    seg_ptr: np.ndarray
+    values: np.ndarray
+    complete: np.ndarray
+    count: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+    vmax: np.ndarray
+    least: np.ndarray
+    rows: int
+    off_grid: int
+
+
+@nb.njit(cache=True, nogil=True)
+def _scatter(node, seconds, values, period, tolerance, k0, width, sums, counts):  # pragma: no cover - compiled
+    off = 0
+    for i in range(node.size):
+        n = node[i]
+        v = values[i]
+        if n < 0 or np.isnan(v):
+            continue
+        k = np.floor(seconds[i] / period + 0.5)
+        c = int(k) - k0
+        if c < 0 or c >= width:
+            continue
+        if abs(seconds[i] - k * period) > tolerance:
+            off += 1
+            continue
+        if counts[n, c] < 65535:
+            sums[n, c] += v
+            counts[n, c] += 1
+    return off
+
+
+@nb.njit(cache=True, nogil=True)
+def _extract(first, last, ptr, nodes, k0, width, s0, c0, s1, c1, two, seg_ptr, values, complete,
+             count, mean, m2, vmax, least):  # pragma: no cover - compiled
+    for j in range(first.size):
+        a = max(first[j], k0)
+        b = min(last[j], k0 + width - 1)
+        nn = ptr[j + 1] - ptr[j]
+        cnt = 0.0
+        mu = 0.0
+        sq = 0.0
+        top = -np.inf
+        low = nn
+        for k in range(a, b + 1):
+            c = k - k0
+            present = 0
+            for q in range(ptr[j], ptr[j + 1]):
+                n = nodes[q]
+                if c0[n, c] > 0 and (not two or c1[n, c] > 0):
+                    present += 1
+            pos = seg_ptr[j] + k - a
+            if present < nn:
+                values[pos] = np.nan
+                complete[pos] = False
+                low = min(low, present)
+                continue
+            p = 0.0
+            for q in range(ptr[j], ptr[j + 1]):
+                n = nodes[q]
+                w = s0[n, c] / c0[n, c]
+                if two:
+                    w += s1[n, c] / c1[n, c]
+                p += w
+                cnt += 1.0
+                d = w - mu
+                mu += d / cnt
+                sq += d * (w - mu)
+                top = max(top, w)
+            values[pos] = p
+            complete[pos] = True
+        count[j] = cnt
+        mean[j] = mu
+        m2[j] = sq
+        vmax[j] = top
+        least[j] = low
+
+
+def run_window(task: WindowTask) -> WindowResult:
+    """Scan the window's telemetry into dense matrices and read every job's cells (one task of the build)."""
+    n_nodes = len(task.node_names)
+    two = task.source.two_psu
+    shape = (n_nodes, task.width) if n_nodes else (1, 1)
+    sums = [np.zeros(shape), np.zeros(shape) if two else np.zeros((1, 1))]
+    counts = [np.zeros(shape, np.uint16), np.zeros(shape, np.uint16) if two else np.zeros((1, 1), np.uint16)]
+    # every row whose nearest instant is in the window (so off-grid rows are seen, and counted once)
+    lo = (task.k0 - 0.5) * task.period
+    hi = (task.k0 + task.width - 0.5) * task.period
+    rows = off = 0
+    for batch in task.source.batches(task.node_names, lo, hi):
+        rows += batch.node.size
+        for i, (slot, vals) in enumerate(batch.slots):
+            o = _scatter(batch.node, batch.seconds, vals, task.period, task.tolerance, task.k0, task.width,
+                         sums[slot], counts[slot])
+            off += o if i == 0 else 0  # count rows, not PSU values
+    a = np.maximum(task.first, task.k0)
+    b = np.minimum(task.last, task.k0 + task.width - 1)
+    seg_ptr = np.zeros(task.jobs.size + 1, np.int64)
+    np.cumsum(b - a + 1, out=seg_ptr[1:])
+    m = task.jobs.size
+    values = np.empty(seg_ptr[-1])
+    complete = np.empty(seg_ptr[-1], np.bool_)
+    count, mean, m2, vmax = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    least = np.empty(m, np.int64)
+    _extract(task.first, task.last, task.ptr, task.nodes, task.k0, task.width, sums[0], counts[0], sums[1],
+             counts[1], two, seg_ptr, values, complete, count, mean, m2, vmax, least)
+    return WindowResult(task.k0, task.jobs, seg_ptr, values, complete, count, mean, m2, vmax, least, rows, off)
+
+
+class _Accumulator:
+    """The whole output: series of every job back to back, and running statistics merged window by window."""
+
+    def __init__(self, first: np.ndarray, last: np.ndarray, n_nodes: np.ndarray) -> None:
+        self.first = first
+        self.samples = last - first + 1
+        self.offsets = np.zeros(first.size + 1, np.int64)
+        np.cumsum(self.samples, out=self.offsets[1:])
+        self.values = np.full(self.offsets[-1], np.nan)
+        self.complete = np.zeros(self.offsets[-1], np.bool_)
+        self.count = np.zeros(first.size)
+        self.mean = np.zeros(first.size)
+        self.m2 = np.zeros(first.size)
+        self.vmax = np.full(first.size, -np.inf)
+        self.n_nodes = n_nodes.astype(np.int64)
+        self.least = self.n_nodes.copy()
+
+    def merge(self, r: WindowResult) -> None:
+        g = r.jobs
+        lens = np.diff(r.seg_ptr)
+        start = self.offsets[g] + np.maximum(self.first[g], r.k0) - self.first[g]
+        dst = np.repeat(start - r.seg_ptr[:-1], lens) + np.arange(r.seg_ptr[-1])
+        self.values[dst] = r.values
+        self.complete[dst] = r.complete
+        na, nb_ = self.count[g], r.count
+        n = na + nb_
+        delta = r.mean - self.mean[g]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(n > 0, nb_ / n, 0.0)
+            self.mean[g] = self.mean[g] + delta * share
+            self.m2[g] = self.m2[g] + r.m2 + np.where(n > 0, delta * delta * na * share, 0.0)
+        self.count[g] = n
+        self.vmax[g] = np.maximum(self.vmax[g], r.vmax)
+        self.least[g] = np.minimum(self.least[g], r.least)
+
+
+def _window_width(n_nodes: int, two_psu: bool, memory_gb: float, span: int) -> int:
+    per_instant = max(n_nodes, 1) * _CELL_BYTES * (2 if two_psu else 1)
+    return int(max(1, min(span, memory_gb * 2**30 // per_instant)))
+
+
+def _tasks(source: TelemetrySource, names: list[str], period: float, tolerance: float, first: np.ndarray,
+           last: np.ndarray, ptr: np.ndarray, nodes: np.ndarray, width: int) -> Iterator[WindowTask]:
+    if first.size == 0:
+        return
+    lo, hi = int(first.min()), int(last.max())
+    order = np.argsort(first, kind="stable")
+    k0 = lo
+    while k0 <= hi:
+        k1 = k0 + width - 1
+        sel = np.flatnonzero((first <= k1) & (last >= k0))
+        if sel.size:
+            lens = ptr[sel + 1] - ptr[sel]
+            sub_ptr = np.zeros(sel.size + 1, np.int64)
+            np.cumsum(lens, out=sub_ptr[1:])
+            pos = np.repeat(ptr[sel] - sub_ptr[:-1], lens) + np.arange(sub_ptr[-1])
+            yield WindowTask(source, names, period, tolerance, k0, width, sel, first[sel], last[sel], sub_ptr,
+                             nodes[pos])
+            k0 += width
+        else:  # a gap with no job: jump to the next job's first instant
+            later = first[order][first[order] > k1]
+            k0 = int(later[0]) if later.size else hi + 1
 
 
 def extract_series(
     jobs: pl.DataFrame,
-    telemetry: pl.DataFrame | pl.LazyFrame,
+    telemetry: pl.DataFrame | pl.LazyFrame | TelemetrySource | str,
     *,
     period: float = 20.0,
     max_missing: float = 0.0,
     nodes_column: str = "nodes",
+    snap: float = 0.0,
+    memory_gb: float = 1.0,
+    executor: str = "local",
+    workers: int = 1,
+    address: str | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    stats: ExtractionStats | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``(series, rejects)`` for ``jobs`` (``job_id, grid_start, grid_end`` and the node list; typically the
     exclusive rows of :func:`~wattsched.dataset.exclusive.classify_exclusive` joined with the node lists).
 
     ``series``: ``job_id, power_consumption`` (list of W), ``samples``, ``missing_samples``, ``power_mean``,
     ``power_max``, ``power_std`` (per node, W) and ``energy`` (J). ``rejects``: ``job_id, reason``.
+    ``memory_gb`` bounds the window matrices of each worker; ``executor`` (``local`` or ``dask``) and ``workers``
+    fan the windows out; ``progress(windows_done, windows, telemetry_rows)`` is called after each window.
     """
     if not 0.0 <= max_missing <= 1.0:
         raise ValueError(f"max_missing is a share of samples in [0, 1], got {max_missing}")
+    if not period > 0:
+        raise ValueError(f"the sample period must be positive, got {period}")
+    if not 0.0 <= snap < period / 2:
+        raise ValueError(f"snap must be in [0, θ/2) = [0, {period / 2:g}) s, got {snap}")
+    if not memory_gb > 0:
+        raise ValueError(f"memory_gb must be positive, got {memory_gb}")
     needed = [c for c in ("job_id", "grid_start", "grid_end", nodes_column) if c not in jobs.columns]
     if needed:
         raise ValueError(f"extraction needs job column(s) {needed}")
-    watts = node_watts(telemetry)
-    plan = jobs.lazy().select(
-        "job_id", pl.col(nodes_column).list.unique().alias("node"),
-        pl.int_ranges(pl.col("grid_start").cast(pl.Int64), pl.col("grid_end").cast(pl.Int64) + int(period),
-                      int(period)).alias("timestamp"),
-        pl.col(nodes_column).list.unique().list.len().alias("n_nodes"),
-    )
-    cells = plan.explode("timestamp").explode("node").with_columns(pl.col("timestamp").cast(pl.Float64))
-    # one value per (node, timestamp): duplicated telemetry rows would double-count, so they are averaged
-    per_node = watts.group_by("node", "timestamp").agg(pl.col("watts").mean())
-    joined = cells.join(per_node, on=["node", "timestamp"], how="left")
-    per_instant = joined.group_by("job_id", "timestamp").agg(
-        pl.col("watts").sum().alias("p"),
-        pl.col("watts").count().alias("present"),
-        pl.col("n_nodes").first(),
-        pl.col("watts").alias("node_values"),
-    ).with_columns((pl.col("present") == pl.col("n_nodes")).alias("complete"))
-    per_job = (
-        per_instant.sort("job_id", "timestamp")
-        .group_by("job_id", maintain_order=True)
-        .agg(
-            pl.col("p").filter(pl.col("complete")).alias("power_consumption"),
-            pl.len().alias("samples"),
-            (~pl.col("complete")).sum().alias("missing_samples"),
-            pl.col("node_values").filter(pl.col("complete")).explode().alias("__values"),
-            pl.col("present").filter(~pl.col("complete")).min().alias("__least_nodes"),
-            pl.col("n_nodes").first(),
-        )
-        .collect()
-    )
-    share = per_job["missing_samples"] / per_job["samples"]
-    bad = per_job.filter((share > max_missing) | (pl.col("missing_samples") == pl.col("samples")))
-    rejects = bad.select(
-        "job_id",
-        pl.format(
-            "{} of {} samples missing (some instants have {} of {} nodes reporting)",
-            "missing_samples", "samples", pl.col("__least_nodes").fill_null(0), "n_nodes",
-        ).alias("reason"),
-    )
-    good = per_job.join(bad.select("job_id"), on="job_id", how="anti", maintain_order="left")
-    series = good.select(
-        "job_id",
-        pl.col("power_consumption").cast(pl.List(pl.Float64)),
-        "samples",
-        "missing_samples",
-        pl.col("__values").list.mean().alias("power_mean"),
-        pl.col("__values").list.max().alias("power_max"),
-        pl.col("__values").list.std(ddof=0).alias("power_std"),
-        (pl.col("power_consumption").list.sum() * period).alias("energy"),
-    )
+    check_executor(executor)
+    source = open_telemetry(telemetry)
+    stats = stats if stats is not None else ExtractionStats()
+    jobs = jobs.select("job_id", "grid_start", "grid_end",
+                       pl.col(nodes_column).list.drop_nulls().list.unique(maintain_order=True).alias("__nodes"))
+    pairs = jobs.select(pl.col("__nodes").explode().drop_nulls())["__nodes"]
+    names = sorted(pairs.unique().to_list())
+    ptr = np.zeros(jobs.height + 1, np.int64)
+    np.cumsum(jobs["__nodes"].list.len().fill_null(0).to_numpy(), out=ptr[1:])
+    nodes = pairs.replace_strict(names, list(range(len(names))), return_dtype=pl.Int64).to_numpy()
+    first = np.rint(jobs["grid_start"].to_numpy() / period).astype(np.int64)
+    last = np.rint(jobs["grid_end"].to_numpy() / period).astype(np.int64)
+    if (last < first).any() or (ptr[1:] == ptr[:-1]).any():
+        raise ValueError("extraction needs jobs with at least one grid instant and one node (classify them first)")
+    span = int(last.max() - first.min() + 1) if jobs.height else 1
+    width = _window_width(len(names), source.two_psu, memory_gb / max(workers, 1), span)
+    tolerance = snap if snap > 0 else EXACT_TOLERANCE
+    tasks = list(_tasks(source, names, period, tolerance, first, last, ptr, nodes, width))
+    acc = _Accumulator(first, last, np.diff(ptr))
+    stats.windows = len(tasks)
+    results = map_tasks(run_window, tasks, executor=executor, workers=workers, address=address, ordered=True,
+                        keys=[f"window-{t.k0}" for t in tasks])
+    for i, result in enumerate(results):
+        acc.merge(result)
+        stats.telemetry_rows += result.rows
+        stats.off_grid_rows += result.off_grid
+        if progress is not None:
+            progress(i + 1, len(tasks), stats.telemetry_rows)
+    if stats.off_grid_rows:
+        stats.notes.append(f"{stats.off_grid_rows:,} telemetry rows in the jobs' span are off the {period:g}-s grid "
+                           f"by more than {tolerance:g} s and were not used (see the snap option)")
+    return _assemble(jobs["job_id"], acc, period, max_missing)
+
+
+def _assemble(job_id: pl.Series, acc: _Accumulator, period: float, max_missing: float) -> tuple[pl.DataFrame,
+                                                                                                  pl.DataFrame]:
+    jobs_of_sample = np.repeat(np.arange(job_id.len()), acc.samples)
+    present = np.bincount(jobs_of_sample, weights=acc.complete, minlength=job_id.len()).astype(np.int64)
+    missing = acc.samples - present
+    bad = (missing > max_missing * acc.samples) | (present == 0)
+    rejects = pl.DataFrame({"job_id": job_id.filter(pl.Series(bad)),
+                            "reason": [f"{m} of {s} samples missing (some instants have {lo} of {n} nodes reporting)"
+                                       for m, s, lo, n in zip(missing[bad], acc.samples[bad], acc.least[bad],
+                                                              acc.n_nodes[bad], strict=True)]},
+                           schema={"job_id": job_id.dtype, "reason": pl.Utf8})
+    good = ~bad
+    keep = acc.complete & np.repeat(good, acc.samples)
+    offsets = np.zeros(int(good.sum()) + 1, np.int64)
+    np.cumsum(present[good], out=offsets[1:])
+    power = pl.from_arrow(pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(acc.values[keep])))
+    count = acc.count[good]
+    series = pl.DataFrame({
+        "job_id": job_id.filter(pl.Series(good)),
+        "power_consumption": power.cast(pl.List(pl.Float64)),
+        "samples": acc.samples[good],
+        "missing_samples": missing[good],
+        "power_mean": acc.mean[good],
+        "power_max": acc.vmax[good],
+        "power_std": np.sqrt(np.maximum(acc.m2[good], 0.0) / count),
+    }).with_columns((pl.col("power_consumption").list.sum() * period).alias("energy"))
     return series, rejects
+

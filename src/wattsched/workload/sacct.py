@@ -31,7 +31,8 @@ Conventions (each is also recorded in ``provenance.conventions``):
 * ``size`` = ``NNodes`` (``size_unit="nodes"``) or ``NCPUS`` (``"processors"``), falling back on AllocTRES
   ``node=`` / ``cpu=``. ``cores`` = NCPUS (or AllocCPUS, or TRES ``cpu=``). ``gpus`` = AllocTRES, else ReqTRES,
   ``gres/gpu=N`` (typed ``gres/gpu:<type>=N`` summed when the untyped one is absent). ``mem`` (GB, base 1024) =
-  TRES ``mem=`` (unit suffix, MB when bare). ``energy`` (J) = ``ConsumedEnergyRaw``, else TRES ``energy=``; 0 (no
+  TRES ``mem=`` (unit suffix, MB when bare), else ``ReqMem`` (``16G`` total, or the older ``4000Mc`` per CPU ×
+  NCPUS and ``16Gn`` per node × NNodes). ``energy`` (J) = ``ConsumedEnergyRaw``, else TRES ``energy=``; 0 (no
   energy plugin) and NO_VAL sentinels are null.
 * ``user_id`` = ``UID``, else a stable code of ``User`` (48-bit BLAKE2b, the same in every file); ``group_id`` =
   ``GID``, else a code of ``Group``. ``name`` = JobName, ``queue`` = ``partition`` = Partition, ``state`` = State
@@ -241,6 +242,20 @@ def _mem_gb(text: str | None) -> float | None:
     return float(m.group(1)) * _MEM_UNITS[m.group(2).upper()] / 1024.0
 
 
+def _reqmem_gb(text: str | None, ncpus: int | None, nnodes: int | None, field: str) -> float | None:
+    """``ReqMem`` in GB: ``16G`` (the job's total, Slurm ≥ 21.08), ``4000Mc`` per CPU or ``16Gn`` per node (older
+    Slurm), MB when bare; per-CPU/per-node amounts need NCPUS/NNodes, else unknown. ``0``/empty is unknown."""
+    if not text or not text.strip():
+        return None
+    m = re.fullmatch(r"([\d.]+)([KMGTP]?)([cn]?)", text.strip(), re.IGNORECASE)
+    if not m:
+        raise _Reject(field, f"{text!r} is not a memory amount such as 16G, 4000Mc or 16Gn")
+    amount = float(m.group(1)) * _MEM_UNITS[m.group(2).upper()] / 1024.0
+    per = m.group(3).lower()
+    factor = ncpus if per == "c" else nnodes if per == "n" else 1
+    return None if amount == 0 or factor is None else amount * factor
+
+
 def _tres_gpus(tres: dict[str, str]) -> int | None:
     if "gres/gpu" in tres:
         return int(float(tres["gres/gpu"]))
@@ -399,7 +414,9 @@ def _parse_text(rec: _Record, clock: _Clock, size_unit: str, header_names: dict[
         "user_id": uid if uid is not None else (user_code(user) if user else None),
         "group_id": gid if gid is not None else (user_code(group) if group else None),
         "name": f.get("jobname"), "partition": get("partition"), "state": _state(get("state")),
-        "gpus": gpus, "mem": _mem_gb(alloc.get("mem") or req.get("mem")), "energy": _energy(energy_raw),
+        "gpus": gpus, "energy": _energy(energy_raw),
+        "mem": _mem_gb(alloc.get("mem") or req.get("mem"))
+        or _reqmem_gb(get("reqmem"), ncpus, nnodes, header_names.get("reqmem", "ReqMem")),
         "sacct_job_id": get("jobid"), "sacct_user": user, "sacct_qos": get("qos"), "sacct_account": get("account"),
         "sacct_exit_code": get("exitcode"), "sacct_nodelist": get("nodelist"),
     }  # fmt: skip
