@@ -639,12 +639,17 @@ def campaign_run(
         str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
     ] = None,
 ) -> None:
-    """Prepare the workloads once, then run every run not done yet; safe to interrupt and run again."""
+    """Prepare the workloads once, then run every run not done yet; safe to interrupt and run again.
+
+    A file with ``kind = "dispatch"`` is a dispatcher comparison on a multi-resource machine (paper 001)."""
+    from wattsched.campaign.dispatch import is_dispatch_data, parse_dispatch_spec, run_dispatch
     from wattsched.campaign.runner import run_campaign
-    from wattsched.campaign.spec import CampaignError, load_spec
+    from wattsched.campaign.spec import CampaignError, parse_spec, read_spec_file
 
     try:
-        parsed = load_spec(spec)
+        data = read_spec_file(spec)
+        dispatch = is_dispatch_data(data)
+        parsed = parse_dispatch_spec(data, str(spec)) if dispatch else parse_spec(data, str(spec))
         with Progress(
             TextColumn("[bold]campaign[/] " + parsed.name), BarColumn(), MofNCompleteColumn(),
             TextColumn("runs"), TimeElapsedColumn(), console=err, transient=True,
@@ -654,8 +659,12 @@ def campaign_run(
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            result = run_campaign(parsed, output, executor=executor, workers=workers, address=address,
-                                  progress=progress, log=lambda m: err.print(m))
+            if dispatch:
+                result = run_dispatch(parsed, output, executor=executor, workers=workers, address=address,
+                                      base=spec.parent, progress=progress, log=lambda m: err.print(m))
+            else:
+                result = run_campaign(parsed, output, executor=executor, workers=workers, address=address,
+                                      progress=progress, log=lambda m: err.print(m))
     except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
         _fail(str(exc))
     console.print(f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
@@ -664,19 +673,25 @@ def campaign_run(
 
 @campaign_app.command("status")
 def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign directory.")]) -> None:
-    """How many runs are done, per workload window."""
+    """How many runs are done, per workload window (per dispatcher × estimate for a dispatch campaign)."""
+    from wattsched.campaign.dispatch import dispatch_status, is_dispatch_dir
     from wattsched.campaign.runner import status
     from wattsched.campaign.spec import CampaignError
 
     try:
-        st = status(directory)
+        if is_dispatch_dir(directory):
+            st = dispatch_status(directory)
+            per, keys = st["per_combination"], ("dispatcher", "estimate")
+        else:
+            st = status(directory)
+            per, keys = st["per_workload"], ("workload", "kind")
     except CampaignError as exc:
         _fail(str(exc))
     table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done")
-    for col in ("workload", "kind", "done", "runs"):
-        table.add_column(col, justify="left" if col in ("workload", "kind") else "right")
-    for row in st["per_workload"].iter_rows(named=True):
-        table.add_row(row["workload"], row["kind"], f"{row['done']:,}", f"{row['runs']:,}")
+    for col in (*keys, "done", "runs"):
+        table.add_column(col, justify="left" if col in keys else "right")
+    for row in per.iter_rows(named=True):
+        table.add_row(row[keys[0]], row[keys[1]], f"{row['done']:,}", f"{row['runs']:,}")
     console.print(table)
 
 
@@ -686,11 +701,12 @@ def campaign_results(
     output: Annotated[Path, typer.Option(help="One table of every finished run (.parquet or .csv).")],
 ) -> None:
     """Collect the finished runs into one table (query it with Polars or DuckDB)."""
+    from wattsched.campaign.dispatch import is_dispatch_dir, load_dispatch_results
     from wattsched.campaign.runner import load_results
     from wattsched.campaign.spec import CampaignError
 
     try:
-        table = load_results(directory)
+        table = load_dispatch_results(directory) if is_dispatch_dir(directory) else load_results(directory)
     except CampaignError as exc:
         _fail(str(exc))
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -710,10 +726,20 @@ def campaign_report(
 ) -> None:
     """Figures (PNG and SVG) of the campaign, a summary table, and with --html the dashboard."""
     from wattsched.campaign.dashboard import write_dashboard
+    from wattsched.campaign.dispatch import dispatch_summary, is_dispatch_dir
+    from wattsched.campaign.dispatch_figures import write_dispatch_figures
     from wattsched.campaign.figures import write_figures
     from wattsched.campaign.spec import CampaignError
 
     out = output or directory / "report"
+    if is_dispatch_dir(directory):
+        try:
+            paths = write_dispatch_figures(directory, out)
+        except (CampaignError, ValueError) as exc:
+            _fail(str(exc))
+        _print_table(dispatch_summary(directory), "dispatch campaign: per dispatcher × runtime estimate")
+        console.print(f"wrote {len(paths)} files in {out}")
+        return
     try:
         paths = write_figures(directory, out, gantt_run=gantt_run)
         if html:
@@ -728,8 +754,12 @@ def _print_campaign_summary(directory: Path) -> None:
     from wattsched.campaign.figures import campaign_summary
     from wattsched.campaign.runner import load_results
 
-    summary = campaign_summary(load_results(directory))
-    table = Table(title="campaign summary: medians over workload windows (trespass: share of runs that broke the cap)")
+    _print_table(campaign_summary(load_results(directory)),
+                 "campaign summary: medians over workload windows (trespass: share of runs that broke the cap)")
+
+
+def _print_table(summary: pl.DataFrame, title: str) -> None:
+    table = Table(title=title)
     for col in summary.columns:
         table.add_column(col, justify="left" if summary[col].dtype == pl.Utf8 else "right")
     for row in summary.iter_rows():

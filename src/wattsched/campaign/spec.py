@@ -155,6 +155,11 @@ class CampaignSpec(_Strict):
 
 def load_spec(path: str | Path) -> CampaignSpec:
     """Read and validate a campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``)."""
+    return parse_spec(read_spec_file(path), str(path))
+
+
+def read_spec_file(path: str | Path) -> Any:
+    """The raw data of a campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``), errors naming the file."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -177,7 +182,7 @@ def load_spec(path: str | Path) -> CampaignSpec:
         if type(exc).__module__.startswith("yaml"):
             raise CampaignError(f"{path}: not valid YAML: {exc}") from exc
         raise
-    return parse_spec(data, str(path))
+    return data
 
 
 def parse_spec(data: Any, source: str = "campaign") -> CampaignSpec:

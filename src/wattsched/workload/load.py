@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wattsched.workload.eurora import EURORA_SUFFIX, is_eurora_dir, read_eurora
 from wattsched.workload.pm100 import is_pm100_parquet, read_pm100
 from wattsched.workload.sacct import is_sacct_file, read_sacct
 from wattsched.workload.schema import ReadResult, WorkloadError
@@ -15,6 +16,7 @@ __all__ = ["SUPPORTED_SUFFIXES", "load_workload"]
 #: File name endings :func:`load_workload` understands (matched case-insensitively).
 SUPPORTED_SUFFIXES: tuple[str, ...] = (
     ".swf", ".swf.gz", ".parquet", ".csv", ".csv.gz", ".sacct", ".sacct.gz", ".psv", ".psv.gz", ".json", ".txt",
+    EURORA_SUFFIX,
 )
 _SACCT_SUFFIXES = (".sacct", ".sacct.gz", ".psv", ".psv.gz")
 
@@ -27,9 +29,12 @@ def load_workload(path: str | Path, *, machine_size: int | None = None, strict: 
     :func:`read_pm100` (machine size 980 nodes unless given). Slurm ``sacct`` output (``-P`` text or ``--json``)
     goes to :func:`read_sacct`: by the endings ``.sacct``/``.psv`` (optionally gzipped), or by content for
     ``.json``, ``.txt`` and other endings (times are taken as UTC; call ``read_sacct`` for another time zone).
+    Eurora instances (``.log_crypt``, or a directory holding them) go to :func:`read_eurora`.
     """
     path = Path(path)
     name = path.name.lower()
+    if name.endswith(EURORA_SUFFIX) or is_eurora_dir(path):
+        return read_eurora(path, machine_size=machine_size, strict=strict)
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path, machine_size=machine_size, strict=strict)
     if name.endswith(".parquet") and is_pm100_parquet(path):

@@ -1,0 +1,309 @@
+"""Paper 001's experiment as a campaign: dispatchers × runtime estimates over workload instances on a
+multi-resource machine (reference spec §2.4).
+
+```toml
+kind = "dispatch"
+name = "p1"
+instances = ["../shared/data/eurora/historical_traces"]   # files or directories of Eurora instances
+dispatchers = ["sjf", "ljf", "ebf", "prb", "cph"]
+estimates = ["walltime", "rules", "real"]
+[cph]
+time_limit_s = 1.0            # or deterministic_time = 0.5 for reproducible runs
+```
+
+Each run simulates one instance with one dispatcher and one estimate: ``walltime``; ``rules`` (the data-driven
+rule cascade, online in the simulation: predicted at submission from the jobs completed so far); ``real`` (the
+true durations: an explicit oracle baseline). A run writes its jobs (with slowdown and class), its queue timeline
+and last, atomically, its summary JSON, which marks it done: an interrupted campaign resumes where it stopped, on
+local processes or a Dask cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write
+from wattsched.campaign.spec import CampaignError, read_spec_file, run_id
+from wattsched.executors import check_executor, map_tasks
+from wattsched.metrics.dispatch import CLASSES, add_slowdown, queue_seconds, weighted_quantiles
+from wattsched.sched.dispatchers import DISPATCHERS
+
+ESTIMATES = ("walltime", "rules", "real")
+MANIFEST = "manifest.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CPHSpec(_Strict):
+    max_jobs: int = Field(default=100, ge=1)
+    time_limit_s: float = Field(default=1.0, gt=0)
+    max_time_s: float = Field(default=150.0, gt=0)
+    deterministic_time: float | None = Field(default=None, gt=0)
+    weights: Literal["head", "2017"] = "head"
+
+
+class DispatchSpec(_Strict):
+    """A dispatch experiment; see the module docstring."""
+
+    kind: Literal["dispatch"]
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    instances: list[str] = Field(min_length=1)
+    platform: Literal["eurora"] = "eurora"
+    config_dir: str | None = None
+    nodes: int = 64
+    ewt: Literal["constant", "queues-file"] = "constant"
+    default_ewt: float = Field(default=1800.0, gt=0)
+    dispatchers: list[str] = Field(default_factory=lambda: ["sjf", "ljf", "ebf", "prb", "cph"], min_length=1)
+    estimates: list[Literal["walltime", "rules", "real"]] = Field(default_factory=lambda: list(ESTIMATES),
+                                                                  min_length=1)
+    allocator: Literal["first-fit", "consolidate"] | None = None
+    normalise: bool = False
+    slowdown_floor: float = Field(default=1.0, gt=0)
+    cph: CPHSpec = CPHSpec()
+
+    @field_validator("dispatchers")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        bad = [d for d in v if d not in DISPATCHERS]
+        if bad:
+            raise ValueError(f"unknown dispatcher(s) {bad}; choose from {', '.join(DISPATCHERS)}")
+        return v
+
+
+def is_dispatch_data(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("kind") == "dispatch"
+
+
+def parse_dispatch_spec(data: Any, source: str = "campaign") -> DispatchSpec:
+    try:
+        return DispatchSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+        raise CampaignError(f"{source}: {problems}") from exc
+
+
+def load_dispatch_spec(path: str | Path) -> DispatchSpec:
+    return parse_dispatch_spec(read_spec_file(path), str(path))
+
+
+def instance_files(spec: DispatchSpec, base: Path | None = None) -> list[Path]:
+    """The instance files, sorted: files as given, directories searched for ``*.log_crypt`` recursively."""
+    files: list[Path] = []
+    for entry in spec.instances:
+        path = Path(entry) if base is None or Path(entry).is_absolute() else base / entry
+        if path.is_dir():
+            found = sorted(path.rglob("*.log_crypt"))
+            if not found:
+                raise CampaignError(f"{path}: no instance files (*.log_crypt) in this directory")
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            raise CampaignError(f"{path}: instance file or directory does not exist")
+    return files
+
+
+def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str, Any]]:
+    runs = []
+    for f in files:
+        for d in spec.dispatchers:
+            for e in spec.estimates:
+                params = {"instance": str(f.resolve()), "dispatcher": d, "estimate": e}
+                runs.append({"id": run_id({**params, "spec": spec.model_dump(exclude={"instances", "name"})}),
+                             "instance_name": f.stem, **params})
+    return runs
+
+
+def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
+    """One run: simulate, write jobs, timeline and (last) the summary; returns the summary."""
+    from wattsched.platform.eurora import eurora_pool
+    from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.sched.cph import CPHOptions
+    from wattsched.sched.dispatchers import make_dispatcher
+    from wattsched.sim.multires import simulate_multires
+    from wattsched.workload.eurora import read_eurora
+
+    spec = DispatchSpec.model_validate(spec_data)
+    t0 = time.perf_counter()
+    jobs, rejects, _ = read_eurora(run["instance"])
+    pool = eurora_pool(spec.config_dir, nodes=spec.nodes, ewt=spec.ewt, default_ewt=spec.default_ewt)
+    cph = spec.cph
+    options = CPHOptions(max_jobs=cph.max_jobs, weights=cph.weights, time_limit_s=cph.time_limit_s,
+                         max_time_s=cph.max_time_s, deterministic_time=cph.deterministic_time)
+    dispatcher = make_dispatcher(run["dispatcher"], allocator=spec.allocator, normalise=spec.normalise,
+                                 cph_options=options)
+    estimate: Any = {"walltime": "walltime", "real": "runtime"}.get(run["estimate"])
+    if estimate is None:
+        estimate = make_runtime_predictor("rules")
+    result = simulate_multires(jobs, pool, dispatcher, estimate=estimate, default_ewt=spec.default_ewt)
+    out = Path(out_dir) / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    tag = {"instance": run["instance_name"], "dispatcher": run["dispatcher"], "estimate": run["estimate"]}
+    done = add_slowdown(result.jobs, floor=spec.slowdown_floor).with_columns(
+        *(pl.lit(v).alias(k) for k, v in tag.items()))
+    _atomic_parquet(done, out / f"{run['id']}.jobs.parquet")
+    _atomic_parquet(result.timeline, out / f"{run['id']}.timeline.parquet")
+    sd = done["slowdown"]
+    summary = {
+        "id": run["id"], **tag, "jobs": done.height, "input_rejects": rejects.height,
+        "sim_rejects": result.rejects.height, "mean_slowdown": float(sd.mean()) if done.height else None,
+        "median_slowdown": float(sd.median()) if done.height else None,
+        "mean_wait": float(done["wait"].mean()) if done.height else None,
+        "killed": int(done["killed"].sum()),
+        **{f"mean_slowdown_{c}": _mean(done.filter(pl.col("job_class") == c)["slowdown"]) for c in CLASSES},
+        **{k: v for k, v in result.stats.items() if k not in ("dispatcher", "jobs")},
+        "run_s": time.perf_counter() - t0, "worker": os.getpid(),
+    }
+    _atomic_write(out / f"{run['id']}.json", json.dumps(summary, indent=1))
+    return summary
+
+
+def _mean(s: pl.Series) -> float | None:
+    return float(s.mean()) if s.len() else None
+
+
+def _done(out: Path) -> set[str]:
+    results = out / "results"
+    if not results.exists():
+        return set()
+    return {p.name[: -len(".json")] for p in results.glob("*.json")}
+
+
+def run_dispatch(
+    spec: DispatchSpec,
+    out: str | Path,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    limit: int | None = None,
+    base: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> CampaignRun:
+    """Run every run of ``spec`` not done yet in ``out`` (resumable). ``base`` resolves relative instance paths
+    (the spec file's directory)."""
+    try:
+        check_executor(executor)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from None
+    out = Path(out)
+    t0 = time.perf_counter()
+    runs = expand_dispatch_runs(spec, instance_files(spec, base))
+    manifest = {"kind": "dispatch", "name": spec.name, "spec": spec.model_dump(), "runs": runs}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / MANIFEST
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("kind") != "dispatch" or old.get("spec") != manifest["spec"]:
+            raise CampaignError(f"{out}: holds another campaign; use a new directory")
+    else:
+        _atomic_write(path, json.dumps(manifest, indent=1))
+    done = _done(out)
+    todo = [r for r in runs if r["id"] not in done]
+    if limit is not None:
+        todo = todo[:limit]
+    workers = workers or max(1, os.cpu_count() or 1)
+    log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
+    out_dir = str(out.resolve())
+    fn = partial(execute_dispatch_run, out_dir=out_dir, spec_data=spec.model_dump())
+    finished = len(done)
+    for _ in map_tasks(fn, todo, executor=executor, workers=workers, address=address, ordered=False,
+                       keys=[f"dispatch-{r['id']}" for r in todo]):
+        finished += 1
+        if progress is not None:
+            progress(finished, len(runs))
+    return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
+
+
+def is_dispatch_dir(out: str | Path) -> bool:
+    path = Path(out) / MANIFEST
+    return path.exists() and json.loads(path.read_text()).get("kind") == "dispatch"
+
+
+def load_dispatch_results(out: str | Path) -> pl.DataFrame:
+    """One row per finished run (its summary)."""
+    results = Path(out) / "results"
+    rows = [json.loads(p.read_text()) for p in sorted(results.glob("*.json"))] if results.exists() else []
+    if not rows:
+        raise CampaignError(f"{out}: no finished runs")
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def dispatch_status(out: str | Path) -> dict[str, Any]:
+    manifest = json.loads((Path(out) / MANIFEST).read_text())
+    done = _done(Path(out))
+    runs = pl.DataFrame(manifest["runs"]).with_columns(pl.col("id").is_in(list(done)).alias("done"))
+    per = runs.group_by("dispatcher", "estimate").agg(pl.col("done").sum(), pl.len().alias("runs")).sort(
+        "dispatcher", "estimate")
+    return {"name": manifest["name"], "runs": runs.height, "done": len(done & set(runs["id"])), "per_combination": per}
+
+
+def load_dispatch_jobs(out: str | Path) -> pl.DataFrame:
+    files = sorted((Path(out) / "results").glob("*.jobs.parquet"))
+    if not files:
+        raise CampaignError(f"{out}: no finished runs")
+    return pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
+
+
+def queue_distributions(out: str | Path) -> dict[tuple[str, str], np.ndarray]:
+    """Seconds at each queue length per (dispatcher, estimate), summed over instances; per instance, the
+    seconds where every combination's queue is empty are left out (see :mod:`wattsched.metrics.dispatch`)."""
+    results = load_dispatch_results(out)
+    totals: dict[tuple[str, str], np.ndarray] = {}
+    for _, group in results.group_by(["instance"], maintain_order=True):
+        timelines = {(r["dispatcher"], r["estimate"]): pl.read_parquet(Path(out) / "results" /
+                                                                       f"{r['id']}.timeline.parquet")
+                     for r in group.iter_rows(named=True)}
+        for key, hist in queue_seconds(timelines).items():
+            prev = totals.get(key, np.zeros(0))
+            size = max(prev.size, hist.size)
+            totals[key] = np.pad(prev, (0, size - prev.size)) + np.pad(hist, (0, size - hist.size))
+    return totals
+
+
+def dispatch_summary(out: str | Path) -> pl.DataFrame:
+    """Per (dispatcher, estimate): jobs, slowdown (mean, median, per class) and queue length per second (mean,
+    median, 95th percentile); for CPH, the CP stage's cost per pass (mean over every pass, and the maximum), the
+    passes and how many of them called the solver; ``run_s``, the runs' summed wall time."""
+    jobs = load_dispatch_jobs(out)
+    per = jobs.group_by("dispatcher", "estimate").agg(
+        pl.len().alias("jobs"),
+        pl.col("slowdown").mean().alias("mean_slowdown"),
+        pl.col("slowdown").median().alias("median_slowdown"),
+        *(pl.col("slowdown").filter(pl.col("job_class") == c).mean().alias(f"mean_slowdown_{c}") for c in CLASSES),
+        pl.col("wait").mean().alias("mean_wait_s"),
+    )
+    queues = queue_distributions(out)
+    rows = []
+    for (d, e), hist in queues.items():
+        total = hist.sum()
+        mean = float((np.arange(hist.size) * hist).sum() / total) if total > 0 else 0.0
+        q = weighted_quantiles(hist, (0.5, 0.95))
+        rows.append({"dispatcher": d, "estimate": e, "mean_queue": mean, "median_queue": q[0], "p95_queue": q[1]})
+    queue_frame = pl.DataFrame(rows, schema={"dispatcher": pl.Utf8, "estimate": pl.Utf8, "mean_queue": pl.Float64,
+                                             "median_queue": pl.Float64, "p95_queue": pl.Float64})
+    results = load_dispatch_results(out)
+    has_cp = "cp_total_s" in results.columns
+    cost = results.group_by("dispatcher", "estimate").agg(
+        *([(pl.col("cp_total_s").sum() / pl.col("cp_passes").sum()).alias("cp_mean_s"), pl.col("cp_max_s").max(),
+           pl.col("cp_passes").sum(), pl.col("cp_solved").sum()] if has_cp else []),
+        pl.col("run_s").sum().alias("run_s"),
+    )
+    order = {d: i for i, d in enumerate(DISPATCHERS)}
+    return (per.join(queue_frame, on=["dispatcher", "estimate"], how="left")
+            .join(cost, on=["dispatcher", "estimate"], how="left")
+            .sort(pl.col("dispatcher").replace_strict(order, return_dtype=pl.Int64),
+                  pl.col("estimate").replace_strict({e: i for i, e in enumerate(ESTIMATES)}, return_dtype=pl.Int64)))
