@@ -215,3 +215,27 @@ def test_engine_invariants(jobs, name, estimate) -> None:
         assert (np.diff(ordered) >= 0).all()
     again = simulate_multires(jobs, p, make_dispatcher(name), estimate=estimate)
     assert again.jobs.equals(out)
+
+
+def test_rules_predictions_in_simulation_follow_the_simulated_completions() -> None:
+    from wattsched.predict.online import predict_online
+    from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.workload.schema import sort_queue_order
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for j in range(60):
+        runtime = float(rng.integers(1, 40))
+        rows.append((j + 1, float(rng.integers(0, 200)), runtime, runtime + float(rng.integers(0, 30)), 1,
+                     int(rng.integers(1, 5)), 0, 1, str(rng.choice(["debug", "long"]))))
+    jobs = workload(rows).with_columns(pl.lit("app").alias("name"), pl.lit(7).alias("user_id"))
+    p = pool([[4, 1, 8], [4, 0, 8]])
+    result = simulate_multires(jobs, p, make_dispatcher("sjf"), estimate=make_runtime_predictor("rules"))
+    ordered = sort_queue_order(jobs)
+    ends = ordered.select("job_id").join(result.jobs.select("job_id", "end_time"), on="job_id", how="left",
+                                         maintain_order="left")["end_time"].to_numpy()
+    trace = predict_online(make_runtime_predictor("rules"), ordered, ends)
+    got = ordered.select("job_id").join(result.jobs.select("job_id", "expected_runtime"), on="job_id",
+                                        maintain_order="left")["expected_runtime"]
+    assert np.allclose(got.to_numpy(), trace["pred_runtime"].to_numpy())
+    assert (got != ordered["walltime"]).any()  # the history was used, not only the fallback

@@ -32,7 +32,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write
+from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write, done_ids
 from wattsched.campaign.spec import CampaignError, read_spec_file, run_id
 from wattsched.executors import check_executor, map_tasks
 from wattsched.metrics.dispatch import CLASSES, add_slowdown, queue_seconds, weighted_quantiles
@@ -174,13 +174,6 @@ def _mean(s: pl.Series) -> float | None:
     return float(s.mean()) if s.len() else None
 
 
-def _done(out: Path) -> set[str]:
-    results = out / "results"
-    if not results.exists():
-        return set()
-    return {p.name[: -len(".json")] for p in results.glob("*.json")}
-
-
 def run_dispatch(
     spec: DispatchSpec,
     out: str | Path,
@@ -211,7 +204,7 @@ def run_dispatch(
             raise CampaignError(f"{out}: holds another campaign; use a new directory")
     else:
         _atomic_write(path, json.dumps(manifest, indent=1))
-    done = _done(out)
+    done = done_ids(out)
     todo = [r for r in runs if r["id"] not in done]
     if limit is not None:
         todo = todo[:limit]
@@ -244,7 +237,7 @@ def load_dispatch_results(out: str | Path) -> pl.DataFrame:
 
 def dispatch_status(out: str | Path) -> dict[str, Any]:
     manifest = json.loads((Path(out) / MANIFEST).read_text())
-    done = _done(Path(out))
+    done = done_ids(Path(out))
     runs = pl.DataFrame(manifest["runs"]).with_columns(pl.col("id").is_in(list(done)).alias("done"))
     per = runs.group_by("dispatcher", "estimate").agg(pl.col("done").sum(), pl.len().alias("runs")).sort(
         "dispatcher", "estimate")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -143,7 +144,7 @@ def simulate_multires(
             expected=_read_only(expected), walltime=_read_only(walltime), chunks=_read_only(chunks),
             chunk_req=_read_only(req), ewt=_read_only(ewt),
             running=_read_only(np.array(sorted(running), dtype=np.int64)), started=_read_only(started),
-            allocations=allocations, free=_read_only(free), capacity=_read_only(capacity),
+            allocations=MappingProxyType(allocations), free=_read_only(free), capacity=_read_only(capacity),
             necessary=_read_only(necessary),
         )
         t = time.perf_counter()
