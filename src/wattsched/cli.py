@@ -28,6 +28,9 @@ app.add_typer(dataset_app, name="dataset")
 campaign_app = typer.Typer(help="Run grids of simulations (campaigns), resumable, locally or on Dask.",
                            no_args_is_help=True)
 app.add_typer(campaign_app, name="campaign")
+eamc_app = typer.Typer(help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.",
+                       no_args_is_help=True)
+app.add_typer(eamc_app, name="eamc")
 # Piped output (CI logs, files) gets a wide console so tables are not squeezed to 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=160)
 err = Console(stderr=True)
@@ -806,6 +809,52 @@ def _print_summary(summary: dict, title: str) -> None:
     console.print(table)
     for note in run["notes"]:
         console.print(f"note: {note}")
+
+
+@eamc_app.command("table")
+def eamc_table(
+    data_dir: Annotated[Path | None, typer.Option(
+        help="EAMC data: the en_conf directory (2hw.conf, 2hw/), or a directory above it (eamc/, the shared data "
+             "root).", envvar="WATTSCHED_SHARED_DATA")] = None,
+    t_weight: Annotated[float, typer.Option(help="Weight of time over energy in Eq. 4/5 (the paper: 1 and 1.5).")]
+    = 1.0,
+    weight_placement: Annotated[str, typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")]
+    = "paper",
+    score: Annotated[str, typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")] = "euclidean",
+    output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
+) -> None:
+    """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""
+    from wattsched.platform.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.platform.energy_model import eamc_appdb
+    from wattsched.sched.epm import epm_table
+
+    if output is not None and not output.name.lower().endswith((".csv", ".parquet")):
+        _fail(f"--output must end in .csv or .parquet, got {output.name}")
+    try:
+        platform = eamc_p1p2(data_dir)
+        frame = epm_table(platform, eamc_appdb(data_dir, platform), t_weight=t_weight,
+                          weight_placement=weight_placement, score=score)
+    except (DVFSConfigError, ValueError) as exc:
+        _fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
+    table = Table(title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
+                        f"{weight_placement} weight, {score} score; lower part_eff is better)")
+    for col in ("app", "partition", "f_opt (GHz)", "time (s)", "power (W)", "energy (kJ)", "part_eff", "rank",
+                "f_nom (GHz)", "time at f_nom (s)", "energy at f_nom (kJ)"):
+        table.add_column(col, justify="left" if col in ("app", "partition") else "right")
+    for r in frame.iter_rows(named=True):
+        table.add_row(f"{r['app_id']} {r['app']}".strip(), r["partition"] + (" *" if r["best"] else ""),
+                      f"{r['f_opt_ghz']:.1f}", f"{r['time_s']:.2f}", f"{r['power_w']:.1f}",
+                      f"{r['energy_j'] / 1e3:.2f}", f"{r['part_eff']:.4f}", str(r["rank"]),
+                      f"{r['f_nominal_ghz']:.1f}", f"{r['time_nominal_s']:.2f}", f"{r['energy_nominal_j'] / 1e3:.2f}")
+    console.print(table)
+    console.print("* = the app's best partition (rank 0). Time and energy are per node, from the apps' reference runs.")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        if output.name.lower().endswith(".csv"):
+            frame.write_csv(output)
+        else:
+            frame.write_parquet(output)
+        console.print(f"wrote {frame.height} rows to {output}")
 
 
 if __name__ == "__main__":
