@@ -857,5 +857,82 @@ def eamc_table(
         console.print(f"wrote {frame.height} rows to {output}")
 
 
+@eamc_app.command("run")
+def eamc_run(
+    output: Annotated[Path, typer.Option(help="Directory: jobs.parquet and summary.json.")],
+    policy: Annotated[str, typer.Option(help="base-slurm, min-runtime, min-energy, eamc-reorder, eamc-priorityinc "
+                                             "or eamc-priorityinc-v.")] = "eamc-priorityinc",
+    mix: Annotated[str, typer.Option(help="App mix of the generated workload: W13, W33 or W50.")] = "W13",
+    workload: Annotated[Path | None, typer.Option(help="A workload table instead (job_id, submit_time, nodes, "
+                                                       "runtime, walltime, app_id).")] = None,
+    jobs: Annotated[int, typer.Option(help="Jobs of the generated workload.")] = 5000,
+    seed: Annotated[int, typer.Option(help="Seed of the generated workload.")] = 0,
+    t_weight: Annotated[float, typer.Option(help="Weight of time over energy in Eq. 4/5.")] = 1.0,
+    threshold_mode: Annotated[str, typer.Option(help="[AMBIG-2.4] relative (35% of the best part_eff) | absolute "
+                                                     "(a 0.35 gap, as the code).")] = "relative",
+    data_dir: Annotated[Path | None, typer.Option(help="EAMC data (the en_conf directory or above).",
+                                                  envvar="WATTSCHED_SHARED_DATA")] = None,
+) -> None:
+    """Simulate one workload on the p1/p2 DVFS machine under one policy of paper 002."""
+    from wattsched.campaign.eamc import run_eamc
+    from wattsched.platform.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.platform.energy_model import eamc_appdb
+    from wattsched.sched.eamc import EAMCOptions
+    from wattsched.workload.generate.eamc import generate_eamc_workload
+
+    try:
+        platform = eamc_p1p2(data_dir)
+        if workload is None:
+            table = generate_eamc_workload(mix, jobs, seed=seed)
+        else:
+            table = pl.read_parquet(workload) if workload.suffix == ".parquet" else pl.read_csv(workload)
+        run = run_eamc(table, platform, eamc_appdb(data_dir, platform), policy,
+                       EAMCOptions(t_weight=t_weight, threshold_mode=threshold_mode))
+    except (DVFSConfigError, ValueError, FileNotFoundError, pl.exceptions.PolarsError) as exc:
+        _fail(str(exc))
+    import json
+
+    output.mkdir(parents=True, exist_ok=True)
+    run.jobs.write_parquet(output / "jobs.parquet")
+    (output / "summary.json").write_text(json.dumps(run.metrics, indent=1))
+    m = run.metrics
+    console.print(f"{policy}: {m['jobs']:,} jobs, makespan {m['makespan'] / 86400:.2f} d, mean response "
+                  f"{m['mean_response'] / 3600:.2f} h, energy {m['sum_energy'] / 3.6e9:,.1f} MWh, mean frequency "
+                  f"{m['mean_frequency']:.2f} GHz, {100 * m['share_optimal']:.0f}% on their optimal partition")
+
+
+@eamc_app.command("grid")
+def eamc_grid(
+    output: Annotated[Path, typer.Option(help="Grid directory (resumed if it exists); report in DIR/report.")],
+    jobs: Annotated[int, typer.Option(help="Jobs per workload.")] = 5000,
+    mixes: Annotated[str, typer.Option(help="Comma-separated app mixes.")] = "W13,W33,W50",
+    policies: Annotated[str | None, typer.Option(help="Comma-separated policies (default: all six).")] = None,
+    t_weights: Annotated[str, typer.Option(help="Comma-separated t_weight values.")] = "1,1.5",
+    seeds: Annotated[str, typer.Option(help="Comma-separated workload seeds.")] = "0",
+    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="EAMC data (the en_conf directory or above).",
+                                                  envvar="WATTSCHED_SHARED_DATA")] = None,
+) -> None:
+    """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv."""
+    from wattsched.campaign.eamc import run_eamc_grid, write_eamc_figures
+    from wattsched.platform.dvfs import DVFSConfigError
+
+    def items(text: str) -> list[str]:
+        return [x.strip() for x in text.split(",") if x.strip()]
+
+    try:
+        total, executed, seconds = run_eamc_grid(
+            output, data_dir=str(data_dir) if data_dir else None, mixes=items(mixes),
+            policies=items(policies) if policies else None, t_weights=[float(x) for x in items(t_weights)],
+            seeds=[int(x) for x in items(seeds)], n_jobs=jobs, executor=executor, workers=workers, address=address)
+        paths = write_eamc_figures(output, output / "report")
+    except (DVFSConfigError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    console.print(f"{total} runs in {output}: {executed} ran now ({seconds:.1f} s); report: {len(paths)} files in "
+                  f"{output / 'report'}")
+
+
 if __name__ == "__main__":
     app()
