@@ -28,11 +28,26 @@ import numpy as np
 from wattsched.platform.dvfs import DVFSPlatform
 from wattsched.platform.energy_model import AppDB, AppDBView
 from wattsched.sched.epm import EPMResult, evaluate, partition_priority
-from wattsched.sim.partitioned import Entries
 
 #: Policy names.
 EAMC_POLICIES = ("base-slurm", "min-runtime", "min-energy", "eamc-reorder", "eamc-priorityinc",
                  "eamc-priorityinc-v")
+
+
+@dataclass(frozen=True)
+class Entries:
+    """The job-partition entries of a workload, in **priority order** (entry i is walked before entry i + 1).
+
+    Per entry: the job number, partition index, nodes, planning time limit (s), true duration (s), power per
+    node (W) and frequency (GHz)."""
+
+    job: np.ndarray
+    partition: np.ndarray
+    nodes: np.ndarray
+    limit: np.ndarray
+    duration: np.ndarray
+    power: np.ndarray
+    frequency: np.ndarray
 
 
 @dataclass(frozen=True)

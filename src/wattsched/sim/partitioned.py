@@ -28,21 +28,9 @@ from typing import Any
 import numba as nb
 import numpy as np
 
+from wattsched.sched.eamc import Entries
 
-@dataclass(frozen=True)
-class Entries:
-    """The job-partition entries of a workload, in **priority order** (entry i is walked before entry i + 1).
-
-    Per entry: the job number, partition index, nodes, planning time limit (s), true duration (s), power per
-    node (W) and frequency (GHz)."""
-
-    job: np.ndarray
-    partition: np.ndarray
-    nodes: np.ndarray
-    limit: np.ndarray
-    duration: np.ndarray
-    power: np.ndarray
-    frequency: np.ndarray
+__all__ = ["Entries", "PartitionedResult", "simulate_partitioned"]
 
 
 @dataclass
