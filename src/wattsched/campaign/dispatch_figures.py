@@ -3,7 +3,8 @@
 - Fig. 2: distribution of the absolute duration-prediction error, data-driven rules against the walltime, over
   every distinct job of the instances (trace protocol: each job predicted at its submission from the jobs the
   trace shows completed by then);
-- Fig. 3: slowdown distribution per dispatcher × estimate, over the jobs whose slowdown differs from 1 in at
+- Fig. 3: slowdown distribution per dispatcher × estimate (labels W, D, R as the paper: walltime, data-driven
+  rules, real), over the jobs whose slowdown differs from 1 in at
   least one combination (the paper's filter);
 - Fig. 4: slowdown box plots per job class (short, medium, long);
 - Fig. 5: distribution of the number of queued jobs at every second (seconds where every combination's queue is
@@ -32,6 +33,8 @@ from wattsched.metrics.dispatch import CLASSES, weighted_quantiles
 from wattsched.sched.dispatchers import DISPATCHERS
 
 COLOURS = {"walltime": "#4c72b0", "rules": "#dd8452", "real": "#55a868"}
+#: The paper's letters: W = walltime, D = data-driven (rules), R = real durations.
+LETTERS = {"walltime": "W", "rules": "D", "real": "R"}
 
 
 def _combos(frame: pl.DataFrame) -> list[tuple[str, str]]:
@@ -68,7 +71,7 @@ def write_dispatch_figures(directory: str | Path, out: str | Path) -> list[Path]
     out.mkdir(parents=True, exist_ok=True)
     jobs = load_dispatch_jobs(directory)
     combos = _combos(jobs)
-    labels = [f"{d.upper()}-{e[0].upper()}" for d, e in combos]
+    labels = [f"{d.upper()}-{LETTERS[e]}" for d, e in combos]
     colours = [COLOURS[e] for _, e in combos]
     paths: list[Path] = []
 
