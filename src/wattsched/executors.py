@@ -16,9 +16,10 @@ R = TypeVar("R")
 EXECUTORS = ("local", "dask")
 
 
-def check_executor(executor: str) -> None:
+def check_executor(executor: str, error: type[Exception] = ValueError) -> None:
+    """Refuse an unknown executor name with ``error`` (a campaign raises its own error type)."""
     if executor not in EXECUTORS:
-        raise ValueError(f"executor must be 'local' or 'dask', got {executor!r}")
+        raise error(f"executor must be 'local' or 'dask', got {executor!r}")
 
 
 def map_tasks(

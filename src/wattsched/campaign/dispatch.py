@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write, done_ids
-from wattsched.campaign.spec import CampaignError, read_spec_file, run_id
+from wattsched.campaign.spec import CampaignError, StrictModel, run_id, validate_spec
 from wattsched.executors import check_executor, map_tasks
 from wattsched.metrics.dispatch import CLASSES, add_slowdown, queue_seconds, weighted_quantiles
 from wattsched.sched.dispatchers import DISPATCHERS
@@ -42,11 +42,7 @@ ESTIMATES = ("walltime", "rules", "real")
 MANIFEST = "manifest.json"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CPHSpec(_Strict):
+class CPHSpec(StrictModel):
     max_jobs: int = Field(default=100, ge=1)
     time_limit_s: float = Field(default=1.0, gt=0)
     max_time_s: float = Field(default=150.0, gt=0)
@@ -54,7 +50,7 @@ class CPHSpec(_Strict):
     weights: Literal["head", "2017"] = "head"
 
 
-class DispatchSpec(_Strict):
+class DispatchSpec(StrictModel):
     """A dispatch experiment; see the module docstring."""
 
     kind: Literal["dispatch"]
@@ -87,15 +83,7 @@ def is_dispatch_data(data: Any) -> bool:
 
 
 def parse_dispatch_spec(data: Any, source: str = "campaign") -> DispatchSpec:
-    try:
-        return DispatchSpec.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
-        raise CampaignError(f"{source}: {problems}") from exc
-
-
-def load_dispatch_spec(path: str | Path) -> DispatchSpec:
-    return parse_dispatch_spec(read_spec_file(path), str(path))
+    return validate_spec(DispatchSpec, data, source)
 
 
 def instance_files(spec: DispatchSpec, base: Path | None = None) -> list[Path]:
@@ -188,10 +176,7 @@ def run_dispatch(
 ) -> CampaignRun:
     """Run every run of ``spec`` not done yet in ``out`` (resumable). ``base`` resolves relative instance paths
     (the spec file's directory)."""
-    try:
-        check_executor(executor)
-    except ValueError as exc:
-        raise CampaignError(str(exc)) from None
+    check_executor(executor, CampaignError)
     out = Path(out)
     t0 = time.perf_counter()
     runs = expand_dispatch_runs(spec, instance_files(spec, base))

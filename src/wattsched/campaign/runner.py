@@ -231,10 +231,7 @@ def run_campaign(
     log: Callable[[str], None] = lambda s: None,
 ) -> CampaignRun:
     """Prepare (once) and execute every run not done yet. ``limit`` stops after that many runs (for tests)."""
-    try:
-        check_executor(executor)
-    except ValueError as exc:
-        raise CampaignError(str(exc)) from None
+    check_executor(executor, CampaignError)
     out = Path(out)
     t0 = time.perf_counter()
     manifest = prepare(spec, out, log=log)

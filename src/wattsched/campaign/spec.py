@@ -31,7 +31,7 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -45,11 +45,14 @@ class CampaignError(ValueError):
     """A campaign file that cannot be run (with the file and the field)."""
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class GenerateSpec(_Strict):
+M = TypeVar("M", bound=BaseModel)
+
+
+class GenerateSpec(StrictModel):
     """A generated workload: the model and its arguments."""
 
     model: Literal["m100", "lublin"] = "m100"
@@ -59,14 +62,14 @@ class GenerateSpec(_Strict):
     machine_size: int | None = Field(default=None, gt=0)  # lublin only
 
 
-class WindowsSpec(_Strict):
+class WindowsSpec(StrictModel):
     count: int = Field(default=30, ge=1)
     hours: float = Field(default=24.0, gt=0)
     seed: int = 0
     prestate: bool = True
 
 
-class WorkloadSpec(_Strict):
+class WorkloadSpec(StrictModel):
     """One workload: a file or a generator, optionally cut into windows (each window is a workload of its own)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -82,7 +85,7 @@ class WorkloadSpec(_Strict):
         return self
 
 
-class GridSpec(_Strict):
+class GridSpec(StrictModel):
     policies: list[str] = Field(default_factory=lambda: ["easy-pc"], min_length=1)
     checks: list[str] = Field(default_factory=lambda: ["gaussian99"], min_length=1)
     sources: list[str] = Field(default_factory=lambda: ["real"], min_length=1)
@@ -123,7 +126,7 @@ class GridSpec(_Strict):
         return v
 
 
-class PredictionSpec(_Strict):
+class PredictionSpec(StrictModel):
     """How the ``predicted`` source is made: a power predictor over the whole trace (trace protocol)."""
 
     method: str = "history"
@@ -137,7 +140,7 @@ class PredictionSpec(_Strict):
         return v
 
 
-class CampaignSpec(_Strict):
+class CampaignSpec(StrictModel):
     name: str = Field(default="campaign", min_length=1)
     platform: str = "marconi100"
     workloads: list[WorkloadSpec] = Field(min_length=1)
@@ -186,8 +189,13 @@ def read_spec_file(path: str | Path) -> Any:
 
 
 def parse_spec(data: Any, source: str = "campaign") -> CampaignSpec:
+    return validate_spec(CampaignSpec, data, source)
+
+
+def validate_spec(model: type[M], data: Any, source: str) -> M:
+    """``data`` validated as ``model``; every problem named by its field path, in one :class:`CampaignError`."""
     try:
-        return CampaignSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
         raise CampaignError(f"{source}: {problems}") from exc

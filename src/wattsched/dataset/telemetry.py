@@ -19,6 +19,7 @@ processes or on a Dask cluster.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,12 +93,11 @@ class TelemetrySource:
 
 
 def _bound(t: float, ts_type: pa.DataType) -> pa.Scalar:
+    """``t`` (s) in the column's type; integer units are floored (the kernels drop rows outside the window)."""
     if pa.types.is_timestamp(ts_type):
-        unit = _UNIT_PER_SECOND[ts_type.unit]
-        value = int(np.floor(t * unit)) if t < 0 else int(t * unit)
-        return pa.scalar(value, type=pa.int64()).cast(ts_type)
+        return pa.scalar(math.floor(t * _UNIT_PER_SECOND[ts_type.unit]), type=pa.int64()).cast(ts_type)
     if pa.types.is_integer(ts_type):
-        return pa.scalar(int(np.floor(t)) if t < 0 else int(t), type=ts_type)
+        return pa.scalar(math.floor(t), type=ts_type)
     return pa.scalar(t, type=ts_type)
 
 

@@ -170,15 +170,6 @@ class Partition:
         """The same partition with another reference block ([AMBIG-2.1] alternative)."""
         return replace(self, f_ref=f_ref)
 
-    def with_nodes(self, nodes: int) -> Partition:
-        return replace(self, nodes=nodes)
-
-    def coefficient_table(self) -> dict[str, np.ndarray]:
-        """``{"frequency": …, "A": …, …, "F": …}`` of the reference block over the available frequencies."""
-        out = {"frequency": self.frequencies}
-        out.update({n: self.ref_coefficients[:, i] for i, n in enumerate(COEFFICIENT_NAMES)})
-        return out
-
 
 def _match_frequency(grid: np.ndarray, f: float) -> int | None:
     hits = np.flatnonzero(np.abs(grid - float(f)) <= _FREQ_TOL)
@@ -210,10 +201,6 @@ class DVFSPlatform:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.partitions)
-
-    @property
-    def primary_index(self) -> int:
-        return self.index(self.primary)
 
     def index(self, partition: str | int | Partition) -> int:
         """Position of a partition given by name, index or object."""

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
+from wattsched.sched.profile import earliest_fit, profile_add, slot_end
 from wattsched.sched.sorted_pairs import insert_pair, insertion_sort_pairs, lower_bound, upper_bound
 
 BACKFILL_NONE = 0
@@ -329,61 +330,6 @@ def queue_pass(
 
 
 @njit(cache=True)
-def _slot_end(t, dur):
-    """End of a reservation slot. A zero-length job still needs its units at its start instant, so its slot is
-    [t, nextafter(t)): nothing else can hold those units at t, and a job placed right after it is due at t."""
-    return t + dur if dur > 0.0 else np.nextafter(t, np.inf)
-
-
-@njit(cache=True)
-def _earliest_fit(pt, pa, pn, need, dur):
-    """Index of the first profile breakpoint at which ``need`` units stay free for ``dur`` seconds."""
-    k = 0
-    while True:
-        if pa[k] < need:
-            k += 1
-            continue
-        s = pt[k]
-        m = k + 1
-        ok = True
-        while m < pn and pt[m] < s + dur:
-            if pa[m] < need:
-                ok = False
-                break
-            m += 1
-        if ok:
-            return k
-        k = m + 1
-
-
-@njit(cache=True)
-def _breakpoint(pt, pa, pn, t):
-    """Index of a breakpoint at time t (inserted, carrying the availability of the segment it splits, if
-    absent); returns (index, new count). t must be ≥ pt[0]."""
-    lo = lower_bound(pt, pn, t)
-    if lo < pn and pt[lo] == t:
-        return lo, pn
-    for x in range(pn, lo, -1):
-        pt[x] = pt[x - 1]
-        pa[x] = pa[x - 1]
-    pt[lo] = t
-    pa[lo] = pa[lo - 1]
-    return lo, pn + 1
-
-
-@njit(cache=True)
-def _add(pt, pa, pn, t0, t1, delta):
-    """Add ``delta`` units of availability over [t0, t1); returns the new breakpoint count."""
-    if t1 <= t0:
-        return pn
-    a, pn = _breakpoint(pt, pa, pn, t0)
-    b, pn = _breakpoint(pt, pa, pn, t1)
-    for x in range(a, b):
-        pa[x] += delta
-    return pn
-
-
-@njit(cache=True)
 def _rebase(pt, pa, pn, now):
     """Drop the profile before ``now`` and merge breakpoints that no longer change the availability."""
     k = 0
@@ -403,12 +349,12 @@ def _rebase(pt, pa, pn, now):
 @njit(cache=True)
 def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
     """Reserve job j at its earliest fit; returns the new breakpoint count."""
-    k = _earliest_fit(pt, pa, pn, size[j], estimate[j])
+    k = earliest_fit(pt, pa, pn, size[j], estimate[j])
     t = pt[k]
     reservation[j] = t
     if math.isnan(first_reservation[j]):
         first_reservation[j] = t
-    return _add(pt, pa, pn, t, _slot_end(t, estimate[j]), -size[j])
+    return profile_add(pt, pa, pn, t, slot_end(t, estimate[j]), -size[j])
 
 
 @njit(cache=True)
@@ -489,7 +435,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
         if need > best:
             continue
         d = estimate[j]
-        own_end = _slot_end(s, d)
+        own_end = slot_end(s, d)
         # skip the candidate starts a remembered failure rules out
         skip_to = pt[0]
         for c in range(nf):
@@ -508,8 +454,8 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
                 nf += 1
             continue
         t = pt[k]
-        pn = _add(pt, pa, pn, s, own_end, need)
-        pn = _add(pt, pa, pn, t, _slot_end(t, d), -need)
+        pn = profile_add(pt, pa, pn, s, own_end, need)
+        pn = profile_add(pt, pa, pn, t, slot_end(t, d), -need)
         nf = 0  # the move freed room at and after s: remembered failures no longer hold
         reservation[j] = t
         # move the entry from idx to its new sorted place before idx
@@ -570,7 +516,7 @@ def conservative_pass(
             f = fin[x]
             e = assumed_end[f]
             if e > now:
-                pn = _add(pt, pa, pn, now, e, size[f])
+                pn = profile_add(pt, pa, pn, now, e, size[f])
                 freed = True
         if freed:
             pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation)
@@ -594,13 +540,13 @@ def conservative_pass(
         if size[j] > avail:
             continue
         if t != now:
-            pn = _add(pt, pa, pn, t, _slot_end(t, estimate[j]), size[j])
-            pn = _add(pt, pa, pn, now, _slot_end(now, estimate[j]), -size[j])
+            pn = profile_add(pt, pa, pn, t, slot_end(t, estimate[j]), size[j])
+            pn = profile_add(pt, pa, pn, now, slot_end(now, estimate[j]), -size[j])
             reservation[j] = now
         out[ns] = j
         ns += 1
         avail -= size[j]
-        assumed_end[j] = _slot_end(now, estimate[j])
+        assumed_end[j] = slot_end(now, estimate[j])
         res_t[x] = -math.inf  # started: dropped below
     if ns > 0:
         w = 0

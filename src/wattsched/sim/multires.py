@@ -88,16 +88,15 @@ def simulate_multires(
     queues = jobs["queue"].to_list() if "queue" in jobs.columns else [None] * n
     ewt = queue_ewt(pool, queues, default_ewt)
     predictor: OnlinePredictor | None = None
+    given: np.ndarray | None = None
     if isinstance(estimate, str):
         if estimate not in jobs.columns:
             raise ValueError(f"estimate column {estimate!r} is not in the workload")
         given = jobs[estimate].cast(pl.Float64).to_numpy()
-        expected = np.full(n, np.nan)
     else:
         predictor = estimate
         predictor.bind(jobs)
-        given = None
-        expected = np.full(n, np.nan)
+    expected = np.full(n, np.nan)  # set at each job's submission
     necessary = _mask(pool)
     free = capacity.copy()
     started = np.full(n, np.nan)

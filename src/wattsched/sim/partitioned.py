@@ -15,7 +15,8 @@ at every scheduling instant (after that instant's completions and submissions):
 
 At most ``queue_limit`` entries are walked per pass (Slurm's ``bf_queue_limit``, 1,000). Plans use time limits;
 a running job ends at ``start + min(duration, limit)``. The pass is compiled with numba over per-partition
-availability profiles (breakpoints and free nodes), so 5,000-job workloads simulate in seconds.
+availability profiles (:mod:`wattsched.sched.profile`, shared with conservative backfilling), so 5,000-job
+workloads simulate in seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numba as nb
 import numpy as np
 
 from wattsched.sched.eamc import Entries
+from wattsched.sched.profile import earliest_fit, profile_add, slot_end
 
 __all__ = ["Entries", "PartitionedResult", "simulate_partitioned"]
 
@@ -41,53 +43,6 @@ class PartitionedResult:
     end: np.ndarray
     entry: np.ndarray
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-@nb.njit(cache=True)
-def _fit(times, free, count, now, dur, need):  # pragma: no cover - compiled
-    """Earliest t ≥ now at which ``need`` nodes stay free for ``dur`` in a profile (times ascending, times[0] ≤
-    now, the last segment open-ended)."""
-    i = 0
-    while i < count:
-        t = max(times[i], now)
-        j = i
-        ok = True
-        while j < count and times[j] < t + dur:
-            if free[j] < need:
-                ok = False
-                break
-            j += 1
-        if ok:
-            return t
-        i = j + 1
-    return np.inf
-
-
-@nb.njit(cache=True)
-def _split(times, free, count, t):  # pragma: no cover - compiled
-    """Make ``t`` a breakpoint; returns the new count."""
-    k = 0
-    while k < count and times[k] < t:
-        k += 1
-    if k < count and times[k] == t:
-        return count
-    for m in range(count, k, -1):
-        times[m] = times[m - 1]
-        free[m] = free[m - 1]
-    times[k] = t
-    free[k] = free[k - 1] if k > 0 else free[0]
-    return count + 1
-
-
-@nb.njit(cache=True)
-def _add(times, free, count, t0, t1, delta):  # pragma: no cover - compiled
-    count = _split(times, free, count, t0)
-    if t1 < np.inf:
-        count = _split(times, free, count, t1)
-    for m in range(count):
-        if times[m] >= t0 and times[m] < t1:
-            free[m] += delta
-    return count
 
 
 @nb.njit(cache=True)
@@ -104,9 +59,9 @@ def _pass(now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_
         free[p, 0] = part_nodes[p]
     for r in range(run_part.size):
         p = run_part[r]
-        count[p] = _add(times[p], free[p], count[p], now, max(run_end[r], now), -run_nodes[r])
+        count[p] = profile_add(times[p], free[p], count[p], now, run_end[r], -run_nodes[r])
     res_t = np.full((started_job.size, k), np.nan)  # reservation held by a job's entry in each partition
-    res_dur = np.zeros((started_job.size, k))
+    res_end = np.zeros((started_job.size, k))
     res_n = np.zeros((started_job.size, k), dtype=np.int64)
     out = np.empty(order.size, dtype=np.int64)
     n_out = 0
@@ -122,21 +77,19 @@ def _pass(now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_
         p = e_part[e]
         if e_nodes[e] > part_nodes[p]:
             continue
-        t = _fit(times[p], free[p], count[p], now, e_limit[e], e_nodes[e])
-        if t == np.inf:
-            continue
-        count[p] = _add(times[p], free[p], count[p], t, t + e_limit[e], -e_nodes[e])
+        t = times[p, earliest_fit(times[p], free[p], count[p], e_nodes[e], e_limit[e])]
+        end = slot_end(t, e_limit[e])
+        count[p] = profile_add(times[p], free[p], count[p], t, end, -e_nodes[e])
         if t <= now:
             started_job[j] = True
             out[n_out] = e
             n_out += 1
             for q in range(k):  # give back the reservations its other entries made in this pass
                 if not np.isnan(res_t[j, q]):
-                    count[q] = _add(times[q], free[q], count[q], res_t[j, q], res_t[j, q] + res_dur[j, q],
-                                    res_n[j, q])
+                    count[q] = profile_add(times[q], free[q], count[q], res_t[j, q], res_end[j, q], res_n[j, q])
                     res_t[j, q] = np.nan
         else:
-            res_t[j, p], res_dur[j, p], res_n[j, p] = t, e_limit[e], e_nodes[e]
+            res_t[j, p], res_end[j, p], res_n[j, p] = t, end, e_nodes[e]
     return out[:n_out]
 
 
