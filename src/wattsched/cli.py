@@ -990,3 +990,75 @@ def rmap_grid(
 
 if __name__ == "__main__":
     app()
+
+
+@app.command()
+def reproduce(
+    paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.")],
+    output: Annotated[Path | None, typer.Option(help="Output folder (default: reproduce-PAPER[-quick]).")] = None,
+    quick: Annotated[bool, typer.Option(help="The reduced setting that still shows every shape (≤ 3 min).")] = False,
+    seed: Annotated[int, typer.Option(help="First seed; the run uses --seeds consecutive seeds from it.")] = 0,
+    seeds: Annotated[int, typer.Option(min=1, help="How many seeds (workloads, windows, samples) to run.")] = 3,
+    workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: the CPU count).")] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data).")
+    ] = None,
+) -> None:
+    """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
+    setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
+    import os
+    import signal
+
+    from wattsched.reproduce.claims import PAPERS
+    from wattsched.reproduce.runner import ReproduceError, default_data_dir
+    from wattsched.reproduce.runner import reproduce as run_reproduction
+
+    paper = paper.zfill(3)
+    if paper not in PAPERS:
+        _fail(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    out = output or Path(f"reproduce-{paper}{'-quick' if quick else ''}")
+    seed_list = tuple(range(seed, seed + seeds))
+    command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
+
+    def _term(signum, frame):  # SIGTERM stops like Ctrl-C: finished work is kept, workers are ended
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _term)
+    started = __import__("time").perf_counter()
+
+    def step(message: str) -> None:
+        err.print(f"[dim]{__import__('time').perf_counter() - started:7.1f} s[/] {message}")
+
+    def track(items, total, description):
+        with Progress(TextColumn(f"[bold]{description}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            for item in items:
+                yield item
+                bar.advance(task)
+
+    try:
+        result = run_reproduction(paper, out, quick=quick, seeds=seed_list, workers=workers or os.cpu_count() or 1,
+                                  data_dir=data or default_data_dir(), command=command, step=step, track_fn=track)
+    except KeyboardInterrupt:
+        err.print(f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
+                  f"(finished runs, if any, stay in {out})")
+        raise typer.Exit(code=130) from None
+    except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    counts = {v: 0 for v in ("holds", "differs", "not checkable")}
+    for r in result.run.claims:
+        counts[r.verdict] += 1
+    table = Table(title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
+                        f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)")
+    for col in ("id", "paper", "ours", "verdict"):
+        table.add_column(col, overflow="fold")
+    from wattsched.reproduce.claims import claim as claim_of
+
+    for r in result.run.claims:
+        colour = {"holds": "green", "differs": "yellow", "not checkable": "dim"}[r.verdict]
+        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, f"[{colour}]{r.verdict}[/]")
+    console.print(table)
+    console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")

@@ -1,0 +1,150 @@
+"""``wattsched reproduce PAPER``: run one paper's experiment with the paper's settings and write its report.
+
+Each paper has one module, ``wattsched.reproduce.paperNNN``, with a function ``run(ctx: ReproduceContext) ->
+PaperRun``. The module runs the experiment (``ctx.quick``: the reduced setting that still shows every shape;
+otherwise the paper's scale where our data allows it), writes its figures under ``ctx.out``, and returns the
+per-run results table and one :class:`~wattsched.reproduce.claims.ClaimResult` per claim of its catalogue.
+This module checks that every claim got a result and writes ``results.parquet``, ``claims.json``, ``REPORT.md``
+and ``REPORT.html`` (:mod:`wattsched.reproduce.report`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import polars as pl
+
+from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue
+
+T = TypeVar("T")
+
+#: Where the shared data directory is looked for when ``--data`` is not given (first that exists).
+DATA_ENV = "WATTSCHED_DATA"
+
+
+class ReproduceError(ValueError):
+    """A reproduction that cannot run (missing data, bad settings), with what to do about it."""
+
+
+def default_data_dir() -> Path | None:
+    """``$WATTSCHED_DATA``, else ``../shared/data`` or ``shared/data`` from the working directory, else None."""
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env)
+    for cand in (Path("../shared/data"), Path("shared/data")):
+        if cand.is_dir():
+            return cand.resolve()
+    return None
+
+
+@dataclass
+class ReproduceContext:
+    """What a paper module is given: where to write, how big to run, which seeds, how to report progress."""
+
+    paper: str
+    out: Path
+    quick: bool = False
+    seeds: tuple[int, ...] = (0, 1, 2)
+    workers: int = 1
+    data_dir: Path | None = None
+    step: Callable[[str], None] = field(default=lambda message: None)
+    track_fn: Callable[[Iterable[Any], int, str], Iterator[Any]] | None = None
+
+    def data(self, relative: str, what: str) -> Path:
+        """A file or folder of the shared data directory, or a :class:`ReproduceError` saying what is missing."""
+        if self.data_dir is None:
+            raise ReproduceError(
+                f"paper {self.paper} needs {what} ({relative}); give the data directory with --data DIR "
+                f"or ${DATA_ENV} (in this project: ../shared/data)"
+            )
+        path = self.data_dir / relative
+        if not path.exists():
+            raise ReproduceError(f"paper {self.paper} needs {what}: {path} does not exist")
+        return path
+
+    def track(self, items: Iterable[T], total: int, description: str) -> Iterator[T]:
+        """``items`` with a progress bar when the CLI gave one."""
+        if self.track_fn is None:
+            yield from items
+        else:
+            yield from self.track_fn(items, total, description)
+
+
+@dataclass
+class PaperRun:
+    """What a paper module returns: per-run results, a result per claim, figures (paths under ``out``), the
+    settings that were run, and notes for the report (differences of setting from the paper, data used)."""
+
+    results: pl.DataFrame
+    claims: list[ClaimResult]
+    figures: list[Path] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A finished reproduction: the paper module's run, the files written and the wall time."""
+
+    paper: str
+    run: PaperRun
+    files: dict[str, Path]
+    seconds: float
+
+
+def paper_module(paper: str) -> Any:
+    if paper not in PAPERS:
+        raise ReproduceError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    return importlib.import_module(f"wattsched.reproduce.paper{paper}")
+
+
+def check_complete(paper: str, results: list[ClaimResult]) -> None:
+    """Every claim of the catalogue has exactly one result, and nothing else is reported."""
+    expected = [c.id for c in catalogue(paper)]
+    got = [r.id for r in results]
+    missing = [i for i in expected if i not in got]
+    extra = [i for i in got if i not in expected]
+    dupes = sorted({i for i in got if got.count(i) > 1})
+    if missing or extra or dupes:
+        raise ReproduceError(
+            f"paper {paper}'s reproduction is incomplete: missing {missing or 'none'}, unknown {extra or 'none'}, "
+            f"repeated {dupes or 'none'}"
+        )
+
+
+def reproduce(
+    paper: str,
+    out: Path,
+    *,
+    quick: bool = False,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    workers: int = 1,
+    data_dir: Path | None = None,
+    command: str = "",
+    step: Callable[[str], None] | None = None,
+    track_fn: Callable[[Iterable[Any], int, str], Iterator[Any]] | None = None,
+) -> Reproduction:
+    """Run paper ``paper``'s experiment into ``out`` and write its report (see the module docstring)."""
+    from wattsched.reproduce.report import write_report
+
+    module = paper_module(paper)
+    if not seeds:
+        raise ReproduceError("at least one seed is needed")
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = ReproduceContext(
+        paper, out, quick, tuple(seeds), max(1, workers), data_dir, step or (lambda message: None), track_fn
+    )
+    t0 = time.perf_counter()
+    run = module.run(ctx)
+    seconds = time.perf_counter() - t0
+    order = {c.id: k for k, c in enumerate(catalogue(paper))}
+    check_complete(paper, run.claims)
+    run.claims.sort(key=lambda r: order[r.id])
+    files = write_report(ctx, run, seconds=seconds, command=command)
+    return Reproduction(paper, run, files, seconds)
