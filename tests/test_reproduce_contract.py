@@ -8,8 +8,8 @@ import re
 
 import polars as pl
 import pytest
-from conftest import SHARED_DATA
 
+from conftest import SHARED_DATA
 from wattsched.reproduce.claims import (
     PAPERS,
     Spread,
@@ -52,7 +52,7 @@ def test_catalogue_matches_the_spec_claims() -> None:
 def test_number_holds_inside_the_band_and_differs_outside() -> None:
     ok = check_number("C000-01", Spread.of([70.0, 73.0, 76.0]))
     assert ok.verdict == "holds" and ok.value == pytest.approx(73.0)
-    assert "73.0% (70.0–76.0, 3 seeds)" == ok.ours_text
+    assert ok.ours_text == "73.0% (70.0–76.0, 3 seeds)"
     far = check_number("C000-01", Spread.of([30.0, 32.0]), explain="the window is short")
     assert far.verdict == "differs"
     assert "-43.0 pp from the paper's 74" in far.note and "the window is short" in far.note
