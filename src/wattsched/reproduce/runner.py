@@ -109,8 +109,9 @@ def paper_module(paper: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name != name:
             raise
-        raise ReproduceError(f"paper {paper} has no reproduction in this version of wattsched (no module {name})") \
-            from None
+        raise ReproduceError(
+            f"paper {paper} has no reproduction in this version of wattsched (no module {name})"
+        ) from None
 
 
 def prepare_output(out: Path) -> None:
