@@ -988,10 +988,6 @@ def rmap_grid(
     console.print(f"wrote {len(paths)} report files in {output / 'report'}")
 
 
-if __name__ == "__main__":
-    app()
-
-
 @app.command()
 def reproduce(
     paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.")],
@@ -1072,3 +1068,7 @@ def reproduce(
         table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, f"[{colour}]{r.verdict}[/]")
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")
+
+
+if __name__ == "__main__":
+    app()
