@@ -988,10 +988,6 @@ def rmap_grid(
     console.print(f"wrote {len(paths)} report files in {output / 'report'}")
 
 
-if __name__ == "__main__":
-    app()
-
-
 @app.command()
 def reproduce(
     paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.")],
@@ -1009,18 +1005,27 @@ def reproduce(
     import os
     import signal
 
+    from rich.markup import escape
+
     from wattsched.reproduce.claims import PAPERS
-    from wattsched.reproduce.runner import ReproduceError, default_data_dir
+    from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
     from wattsched.reproduce.runner import reproduce as run_reproduction
 
+    def fail(message: str) -> None:  # one line whatever the terminal width, and the message taken literally
+        err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+        raise typer.Exit(code=2)
+
+    given = paper
     paper = paper.zfill(3)
     if paper not in PAPERS:
-        _fail(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+        fail(f"paper must be one of {', '.join(PAPERS)}, got {given!r}")
     out = output or Path(f"reproduce-{paper}{'-quick' if quick else ''}")
     seed_list = tuple(range(seed, seed + seeds))
     command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
 
     def _term(signum, frame):  # SIGTERM stops like Ctrl-C: finished work is kept, workers are ended
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM while stopping changes nothing
+        stop_workers()  # first, so that a process pool being left does not wait for its queued tasks
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, _term)
@@ -1041,11 +1046,12 @@ def reproduce(
         result = run_reproduction(paper, out, quick=quick, seeds=seed_list, workers=workers or os.cpu_count() or 1,
                                   data_dir=data or default_data_dir(), command=command, step=step, track_fn=track)
     except KeyboardInterrupt:
+        stop_workers()
         err.print(f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
-                  f"(finished runs, if any, stay in {out})")
+                  f"(finished runs, if any, stay in {escape(str(out))})", soft_wrap=True)
         raise typer.Exit(code=130) from None
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     finally:
         signal.signal(signal.SIGTERM, previous)
     counts = {v: 0 for v in ("holds", "differs", "not checkable")}
@@ -1062,3 +1068,7 @@ def reproduce(
         table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, f"[{colour}]{r.verdict}[/]")
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")
+
+
+if __name__ == "__main__":
+    app()

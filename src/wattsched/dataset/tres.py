@@ -2,7 +2,8 @@
 
 ``"cpu=32,mem=256G,node=1,billing=32,gres/gpu=4"`` → nodes 1, cores 32, gpus 4, mem 262,144 MB. Memory units
 follow Slurm: K, M (default), G, T, P with base 1024, so ``mem`` is in megabytes. A missing key is null, never 0.
-``gres/gpu`` and ``gpu`` (with or without a type, ``gres/gpu:v100=4``) both count GPUs.
+``gres/gpu`` and ``gpu`` (with or without a type, ``gres/gpu:v100=4``) both count GPUs. The plural keys of the
+paper's example, ``"nodes=1,cpus=32,gpu=1,mem=256G"`` (paper 003 §3), count as ``node`` and ``cpu``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def tres_columns(text: pl.Expr, suffix: str) -> list[pl.Expr]:
     mem_unit = t.str.extract(r",mem=[0-9.]+([KMGTP]?),", 1).replace({"": "M"})
     factor = mem_unit.replace_strict(_MEM_TO_MB, default=None, return_dtype=pl.Float64)
     return [
-        _count(t, r",node=(\d+),").alias(f"num_nodes_{suffix}"),
-        _count(t, r",cpu=(\d+),").alias(f"num_cores_{suffix}"),
+        _count(t, r",nodes?=(\d+),").alias(f"num_nodes_{suffix}"),
+        _count(t, r",cpus?=(\d+),").alias(f"num_cores_{suffix}"),
         pl.when(has_gpu).then(gpus).otherwise(None).alias(f"num_gpus_{suffix}"),
         (mem_value * factor).alias(f"mem_{suffix}"),
     ]

@@ -99,9 +99,45 @@ class Reproduction:
 
 
 def paper_module(paper: str) -> Any:
+    """The module ``wattsched.reproduce.paperNNN``; a :class:`ReproduceError` if the paper is unknown or this
+    version has no reproduction for it (an import error *inside* the module still propagates: that is a bug)."""
     if paper not in PAPERS:
         raise ReproduceError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
-    return importlib.import_module(f"wattsched.reproduce.paper{paper}")
+    name = f"wattsched.reproduce.paper{paper}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        raise ReproduceError(
+            f"paper {paper} has no reproduction in this version of wattsched (no module {name})"
+        ) from None
+
+
+def prepare_output(out: Path) -> None:
+    """Create the output folder, or a :class:`ReproduceError` saying why it cannot be one."""
+    if out.exists() and not out.is_dir():
+        raise ReproduceError(f"the output {out} exists and is not a folder; give a folder with --output")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReproduceError(f"cannot create the output folder {out}: {exc.strerror or exc}") from None
+
+
+def stop_workers(timeout: float = 5.0) -> int:
+    """End the worker processes this process started (``multiprocessing`` children: the local process pools of
+    a build or a campaign), so an interrupted reproduction leaves none behind. Returns how many were running."""
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.join(timeout)
+        if child.is_alive():
+            child.kill()
+            child.join(timeout)
+    return len(children)
 
 
 def check_complete(paper: str, results: list[ClaimResult]) -> None:
@@ -136,7 +172,7 @@ def reproduce(
     module = paper_module(paper)
     if not seeds:
         raise ReproduceError("at least one seed is needed")
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_output(out)
     ctx = ReproduceContext(
         paper, out, quick, tuple(seeds), max(1, workers), data_dir, step or (lambda message: None), track_fn
     )
