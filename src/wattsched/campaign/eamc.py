@@ -94,6 +94,7 @@ def run_eamc(
     metrics: dict[str, Any] = {
         "jobs": out.height,
         "makespan": float(out["end_time"].max() - out["submit_time"].min()),
+        "submit_span": float(out["submit_time"].max() - out["submit_time"].min()),
         "mean_response": float(out["response"].mean()),
         "sum_energy": float(out["energy"].sum()),
         "sum_runtime": float(out["runtime"].sum()),
