@@ -204,7 +204,8 @@ def claims_from(
             explain=f"at an offered load of {HIGH_LOAD:g} PriorityInc's gains over Min energy are, per mix "
             f"(W13 / W33 / W50): response {_high(hi_en, 'eamc-priorityinc', 'mean_response')}, makespan "
             f"{_high(hi_en, 'eamc-priorityinc', 'makespan')}, energy {_high(hi_en, 'eamc-priorityinc', 'sum_energy')}: "
-            f"the time gains grow with the queue; energy: see C002-10/11",
+            f"the time gains depend on the queue the arrivals build (C002-05); energy: "
+            + _energy_gap_explain(platform, appdb, grid),
         )
     )
 
