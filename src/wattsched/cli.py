@@ -115,14 +115,28 @@ def simulate(
         typer.Option(help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
                           "(replaces --runtime-estimate)."),
     ] = None,
+    window_start: Annotated[
+        float | None,
+        typer.Option(help="Simulate only the workload window starting at this instant (s, the workload's clock); "
+                          "times are shifted so that it starts at 0."),
+    ] = None,
+    window_hours: Annotated[float, typer.Option(help="Length of the --window-start window (h).")] = 24.0,
+    prestate: Annotated[
+        str, typer.Option(help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
+                               "decides), prestart (running ones started at 0 without a check) or drop.")
+    ] = "requeue",
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
-    from wattsched.api import run_policy, write_run
+    from wattsched.api import run_policy, workload_window, write_run
     from wattsched.sim.engine import SimulationError
     from wattsched.workload.load import load_workload
 
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)
+        if window_start is not None:
+            read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=machine_size)
+        elif prestate != "requeue" or window_hours != 24.0:
+            raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
         power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
                              reservation, knapsack, cap_basis, subtract_idle, sigma_scaling)
         if online_power is not None and power is None:
@@ -805,6 +819,10 @@ def _print_summary(summary: dict, title: str) -> None:
             ("energy over the run (MJ)", f"{power['energy_run_total_j'] / 1e6:,.1f}"),
             ("jobs started in the window", pct(power["share_started_in_window"])),
         ]
+        if power.get("prestate_max_dynamic"):
+            rows.insert(-3, ("prestarted jobs: max power / over the cap alone",
+                             f"{power['prestate_max_dynamic']:,.0f} W / {power['prestate_over_cap']} "
+                             f"(machine trespass {power['machine_trespass']})"))
         if power.get("turnaround_increase") is not None:
             rows.append(("turnaround increase vs uncapped EASY", pct(power["turnaround_increase"])))
     for k, v in rows:
