@@ -240,3 +240,15 @@ def test_prestart_and_requeue_campaigns_report_the_pre_state_apart(tmp_path) -> 
     assert not req.filter(pl.col("check") == "max")["p_machine_trespass"].any()
     over = pre.filter(pl.col("p_machine_trespass") & ~pl.col("p_trespass"))
     assert over.height > 0 and over["p_prestate_over_cap"].all()  # this window's pre-state alone breaks a 0.4 cap
+
+
+def test_the_campaign_files_printed_in_the_docs_validate(tmp_path) -> None:
+    import re
+
+    text = (Path(__file__).parent.parent / "docs" / "campaigns.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    for k, block in enumerate(blocks):
+        spec = load_spec(_spec_file(tmp_path, block, f"doc{k}.toml"))
+        assert spec.workloads[0].windows.prestate in ("requeue", "prestart")
+    assert load_spec(_spec_file(tmp_path, blocks[0], "p0.toml")).baselines is True
