@@ -48,10 +48,12 @@ def prestate_mode(value: str | bool) -> Prestate:
     ``True`` (the pre-state on) was ``"prestart"``, ``False`` was ``"drop"``."""
     if isinstance(value, bool):
         mode = "prestart" if value else "drop"
-        warnings.warn(
+        # warn_explicit without a source file: one line, wherever the Boolean came from (a campaign file, code)
+        warnings.warn_explicit(
             f'prestate = {str(value).lower()} is deprecated; write prestate = "{mode}" (or the new default "requeue")',
             FutureWarning,
-            stacklevel=3,
+            "wattsched",
+            0,
         )
         return mode
     if value not in PRESTATES:
