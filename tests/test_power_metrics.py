@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from wattsched.metrics import (
     cap_metrics,
     max_turnaround_increase,
+    policy_cap_metrics,
     power_summary,
     share_started_in_window,
     turnaround_increase,
@@ -122,9 +123,54 @@ def test_power_summary_keys_values_and_json() -> None:
         "power_utilisation", "under_utilisation", "over_utilisation", "trespass", "max_instantaneous_break",
         "time_above_cap_share", "energy_window_total_j", "energy_window_dynamic_j", "run_start_s", "run_end_s",
         "energy_run_total_j", "energy_run_dynamic_j", "share_started_in_window", "turnaround_increase",
-        "max_turnaround_increase",
+        "max_turnaround_increase", "machine_trespass", "machine_max_instantaneous_break",
+        "machine_time_above_cap_share", "prestate_max_dynamic", "prestate_max_cap_ratio", "prestate_over_cap",
+        "prestate_time_over_cap_share",
     }  # fmt: skip
+    # without a pre-state the policy's metrics are the machine's
+    assert summary["machine_trespass"] is True and summary["prestate_over_cap"] is False
+    assert summary["machine_max_instantaneous_break"] == summary["max_instantaneous_break"]
     assert "turnaround_increase" not in power_summary(tl, sched, 40.0)
+
+
+def _prestate_case(policy_start: float):
+    # P prestarted (2 nodes, 400 W → 380 W dynamic) on [0, 100); the policy's Q (1 node, 100 W → 90 W dynamic)
+    # on [policy_start, policy_start + 100); cap 300 W on [0, 200)
+    sched, tl = _run(
+        [(0.0, 0.0, 100.0, 2), (0.0, policy_start, policy_start + 100.0, 1)],
+        [[400.0], [100.0]],
+        PowerCapSchedule((0.0, 200.0), (300.0, None)),
+    )
+    pre_sched = sched.filter(pl.col("job_id") == 0)
+    prof = pl.DataFrame(
+        {"job_id": [0], "power_profile": [[400.0]]}, schema={"job_id": pl.Int64, "power_profile": PROFILE}
+    )
+    pre = power_timeline(pre_sched, prof, TOY, PowerCapSchedule((0.0, 200.0), (300.0, None)))
+    return sched, tl, pre
+
+
+def test_a_pre_state_over_the_cap_is_not_the_policys_trespass() -> None:
+    _, tl, pre = _prestate_case(100.0)  # Q starts when P ends: only P is ever above the cap
+    m = policy_cap_metrics(tl, pre, 200.0)
+    assert m["machine_trespass"] is True and m["machine_max_instantaneous_break"] == pytest.approx(380 / 300 - 1)
+    assert m["machine_time_above_cap_share"] == 0.5
+    assert m["prestate_over_cap"] is True and m["prestate_max_dynamic"] == 380.0
+    assert m["prestate_max_cap_ratio"] == pytest.approx(380 / 300) and m["prestate_time_over_cap_share"] == 0.5
+    assert m["trespass"] is False and m["max_instantaneous_break"] == 0.0 and m["time_above_cap_share"] == 0.0
+
+
+def test_the_policy_trespasses_above_max_of_cap_and_pre_state() -> None:
+    sched, tl, pre = _prestate_case(50.0)  # Q adds 90 W on [50, 100) while P is over the cap
+    m = policy_cap_metrics(tl, pre, 200.0)
+    assert m["trespass"] is True
+    assert m["max_instantaneous_break"] == pytest.approx(90 / 300)
+    assert m["time_above_cap_share"] == 0.25
+    assert m["machine_max_instantaneous_break"] == pytest.approx(470 / 300 - 1)
+    s = power_summary(tl, sched, 200.0, prestate=pre, prestarted=np.array([True, False]))
+    assert s["trespass"] is True and s["machine_trespass"] is True and s["prestate_over_cap"] is True
+    # the prestarted job counts in the denominator only
+    assert s["share_started_in_window"] == 0.5
+    assert power_summary(tl, sched, 200.0)["share_started_in_window"] == 1.0
 
 
 def test_energy_of_a_run_without_jobs() -> None:

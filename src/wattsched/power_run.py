@@ -71,8 +71,13 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
                 raise SimulationError(f"column {c!r} has no value for job {job}, which runs; cannot estimate its power")
             v[unknown] = setup.platform.idle_watts if c != columns[2] else 0.0
             values.append(v)
-        m, mx, s = job_dynamic_estimates(size, *values, setup.platform.idle_watts,
-                                         subtract_idle=setup.subtract_idle, sigma_scaling=setup.sigma_scaling)
+        m, mx, s = job_dynamic_estimates(
+            size,
+            *values,
+            setup.platform.idle_watts,
+            subtract_idle=setup.subtract_idle,
+            sigma_scaling=setup.sigma_scaling,
+        )
     return jobs.with_columns(
         pl.Series(ESTIMATE_COLUMNS[0], m), pl.Series(ESTIMATE_COLUMNS[1], mx), pl.Series(ESTIMATE_COLUMNS[2], s)
     )
@@ -103,16 +108,24 @@ def reject_never_fitting(
         return jobs, rejects
     caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
     gone = jobs.filter(pl.Series(bad))
-    rows = pl.DataFrame({
-        "source": [source] * gone.height,
-        "line": pl.Series([None] * gone.height, dtype=pl.Int64),
-        "job_id": gone["job_id"],
-        "field": ["power"] * gone.height,
-        "reason": [f"its estimated power alone fails the {setup.check.name} check under the highest cap "
-                   f"({max(caps):,.0f} W): it could never start"] * gone.height,
-        "raw": [f"nodes={q} est_dyn_mean={m:.0f}W est_dyn_max={x:.0f}W est_dyn_std={d:.0f}W"
-                for q, m, x, d in gone.select("size", *ESTIMATE_COLUMNS).iter_rows()],
-    }, schema=rejects.schema)
+    rows = pl.DataFrame(
+        {
+            "source": [source] * gone.height,
+            "line": pl.Series([None] * gone.height, dtype=pl.Int64),
+            "job_id": gone["job_id"],
+            "field": ["power"] * gone.height,
+            "reason": [
+                f"its estimated power alone fails the {setup.check.name} check under the highest cap "
+                f"({max(caps):,.0f} W): it could never start"
+            ]
+            * gone.height,
+            "raw": [
+                f"nodes={q} est_dyn_mean={m:.0f}W est_dyn_max={x:.0f}W est_dyn_std={d:.0f}W"
+                for q, m, x, d in gone.select("size", *ESTIMATE_COLUMNS).iter_rows()
+            ],
+        },
+        schema=rejects.schema,
+    )
     return jobs.filter(pl.Series(~bad)), pl.concat([rejects, rows])
 
 
@@ -142,10 +155,29 @@ def power_outputs(
         raise SimulationError(
             f"platform {setup.platform.name!r} has {setup.platform.nodes} nodes but the machine has {machine_size}"
         )
-    timeline = power_timeline(schedule, profiles_of(jobs), setup.platform, setup.cap, period=setup.sample_period)
+    profiles = profiles_of(jobs)
+    timeline = power_timeline(schedule, profiles, setup.platform, setup.cap, period=setup.sample_period)
+    prestarted, pre_timeline = None, None
+    if "prestarted" in jobs.columns and jobs["prestarted"].any():
+        flags = schedule.select("job_id").join(
+            jobs.select("job_id", "prestarted"), on="job_id", how="left", maintain_order="left"
+        )["prestarted"]
+        prestarted = flags.fill_null(False).to_numpy().astype(bool)
+        pre_timeline = power_timeline(
+            schedule.filter(pl.Series(prestarted)), profiles, setup.platform, setup.cap, period=setup.sample_period
+        )
     reference = simulate(jobs, "easy", machine_size).schedule if baseline else None
-    summary = power_summary(timeline, schedule, window_end_of(setup, schedule), reference)
-    summary.update({"power_check": setup.check.name, "power_source": setup.source, "k": setup.check.k,
-                    "reservation": setup.check.reservation, "platform": setup.platform.name,
-                    "baseline": "easy without a power cap" if baseline else None})
+    summary = power_summary(
+        timeline, schedule, window_end_of(setup, schedule), reference, prestate=pre_timeline, prestarted=prestarted
+    )
+    summary.update(
+        {
+            "power_check": setup.check.name,
+            "power_source": setup.source,
+            "k": setup.check.k,
+            "reservation": setup.check.reservation,
+            "platform": setup.platform.name,
+            "baseline": "easy without a power cap" if baseline else None,
+        }
+    )
     return timeline, summary

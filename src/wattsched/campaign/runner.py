@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from wattsched.campaign.spec import (
+    LEGACY_POST_WINDOW_CAP,
     CampaignError,
     CampaignSpec,
     WorkloadSpec,
@@ -98,11 +99,17 @@ def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str
     if "predicted" in spec.grid.sources:
         plat = load_platform(spec.platform)
         pred = run_power_prediction(
-            read, spec.prediction.method, completion=spec.prediction.completion, machine_size=size,
+            read,
+            spec.prediction.method,
+            completion=spec.prediction.completion,
+            machine_size=size,
             history=HistoryConfig(fallback_watts=plat.max_node_watts),
         )
-        keep = [c for c in ("job_id", "user_id", "submit_time", "runtime", "size", "power_mean", "power_max",
-                            "power_std") if c in pred.jobs.columns]
+        keep = [
+            c
+            for c in ("job_id", "user_id", "submit_time", "runtime", "size", "power_mean", "power_max", "power_std")
+            if c in pred.jobs.columns
+        ]
         _atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), out / "predictions" / f"{name}.parquet")
         _atomic_write(out / "predictions" / f"{name}.json", json.dumps(pred.report, indent=2, default=str))
         read = ReadResult(pred.jobs, read.rejects, read.provenance)
@@ -111,8 +118,9 @@ def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str
         return [name]
     w = wl.windows
     ids = []
-    for k, (_, window) in enumerate(cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate),
-                                                machine_size=size)):
+    for k, (_, window) in enumerate(
+        cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate), machine_size=size)
+    ):
         wid = f"{name}-w{k:02d}"
         _atomic_parquet(window.jobs, out / "workloads" / f"{wid}.parquet", window.provenance)
         ids.append(wid)
@@ -164,20 +172,29 @@ def execute_run(run: dict[str, Any], out_dir: str) -> dict[str, Any]:
         setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, run["power_window"])
         result = run_policy(read, run["policy"], power=setup, baseline=False)
     else:
-        cap = PowerCapSchedule.window(run["cap"], plat, window_end=run["power_window"])
+        post = run.get("post_window_cap", LEGACY_POST_WINDOW_CAP)
+        cap = PowerCapSchedule.window(run["cap"], plat, window_end=run["power_window"], post_window_cap=post)
         check = PowerCheck.named(run["check"], reservation=run["reservation"])
         setup = PowerSetup(plat, check, run["source"], cap, run["power_window"])
         result = run_policy(read, run["policy"], power=setup, baseline=True)
     m = result.summary["metrics"]
     row: dict[str, Any] = {k: v for k, v in run.items()}
+    if run["kind"] != "baseline":
+        row["post_window_cap"] = str(run.get("post_window_cap", LEGACY_POST_WINDOW_CAP))
+    window = read.provenance.header.get("window") or {}
     row.update(
         {
             "jobs": result.jobs.height,
             "rejected": result.rejects.height,
+            "prestate": window.get("prestate", "none") if isinstance(window, dict) else "none",
             "prestarted": int(read.jobs["prestarted"].sum()) if "prestarted" in read.jobs.columns else 0,
+            "requeued": int(read.jobs["requeued"].sum()) if "requeued" in read.jobs.columns else 0,
             **{f"m_{k}": v for k, v in m.items() if isinstance(v, int | float) or v is None},
-            **{f"p_{k}": v for k, v in result.summary["power"].items() if isinstance(v, int | float | bool)
-               or v is None},
+            **{
+                f"p_{k}": v
+                for k, v in result.summary["power"].items()
+                if isinstance(v, int | float | bool) or v is None
+            },
             "simulation_s": result.result.elapsed_s,
             "elapsed_s": time.perf_counter() - t0,
             "worker": os.getpid(),
@@ -243,8 +260,15 @@ def run_campaign(
     workers = workers or max(1, os.cpu_count() or 1)
     log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
     out_dir = str(out.resolve()) if executor == "dask" else str(out)
-    stream = map_tasks(partial(execute_run, out_dir=out_dir), todo, executor=executor, workers=workers,
-                       address=address, ordered=False, keys=[f"run-{r['id']}" for r in todo])
+    stream = map_tasks(
+        partial(execute_run, out_dir=out_dir),
+        todo,
+        executor=executor,
+        workers=workers,
+        address=address,
+        ordered=False,
+        keys=[f"run-{r['id']}" for r in todo],
+    )
     finished = len(done)
     for _ in stream:
         finished += 1
@@ -263,11 +287,16 @@ def status(out: str | Path) -> dict[str, Any]:
         raise CampaignError(f"{out} is not a campaign directory (no {MANIFEST})")
     manifest = json.loads((out / MANIFEST).read_text())
     done = done_ids(out)
-    frame = pl.DataFrame([{"workload": r["workload"], "kind": r["kind"], "done": r["id"] in done}
-                          for r in manifest["runs"]])
+    frame = pl.DataFrame(
+        [{"workload": r["workload"], "kind": r["kind"], "done": r["id"] in done} for r in manifest["runs"]]
+    )
     per = frame.group_by("workload", "kind").agg(pl.len().alias("runs"), pl.col("done").sum()).sort("workload", "kind")
-    return {"name": manifest["spec"]["name"], "runs": len(manifest["runs"]), "done": len(done & {
-        r["id"] for r in manifest["runs"]}), "per_workload": per}
+    return {
+        "name": manifest["spec"]["name"],
+        "runs": len(manifest["runs"]),
+        "done": len(done & {r["id"] for r in manifest["runs"]}),
+        "per_workload": per,
+    }
 
 
 def load_results(out: str | Path) -> pl.DataFrame:

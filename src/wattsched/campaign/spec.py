@@ -7,7 +7,7 @@ platform = "marconi100"
 [[workloads]]
 name = "m100"
 generate = { model = "m100", jobs = 231000, seed = 0 }   # or: path = "job_table.parquet"
-windows = { count = 30, hours = 24, seed = 0, prestate = true }
+windows = { count = 30, hours = 24, seed = 0, prestate = "requeue" }
 
 [grid]
 policies = ["easy-pc"]
@@ -15,6 +15,7 @@ checks = ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"]
 sources = ["real", "predicted"]
 caps = [0.4, 0.5, 0.6, 0.7]
 power_window = 10800
+post_window_cap = "none"   # or "dynamic_range", a fraction, "350000W", or a list of them to sweep
 ```
 
 Runs are the product workload window × policy × check × source × cap, except that the ``naive`` check has its
@@ -23,12 +24,19 @@ own source (1,860 W per node), so it runs once per (window, policy, cap): 11 est
 windows' seeds), so ``seeds = [0, 1, 2]`` triples the campaign with independent windows. Each window also gets a
 baseline run (EASY without a cap) unless ``baselines = false``. Every run has a stable id, a hash of its
 parameters, so a campaign can resume and two executors agree.
+
+``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``; see ``workload/windows.py``) says what a window does
+with the jobs queued or running at its start; the Booleans of older files still work (``true`` = ``"prestart"``,
+``false`` = ``"drop"``) with a deprecation warning. ``post_window_cap`` is the cap after the power window
+(paper 000's [AMBIG-0.6]; default ``"none"``, no power check after the window, which reproduces the paper's
+turnaround costs: see docs/decisions.md); a list sweeps it like the caps.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -39,6 +47,7 @@ from wattsched.power_run import POWER_SOURCES
 from wattsched.predict.run import POWER_METHODS
 from wattsched.sched.powercheck import PowerCheck
 from wattsched.sched.registry import POLICIES
+from wattsched.workload.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 
 
 class CampaignError(ValueError):
@@ -66,7 +75,37 @@ class WindowsSpec(StrictModel):
     count: int = Field(default=30, ge=1)
     hours: float = Field(default=24.0, gt=0)
     seed: int = 0
-    prestate: bool = True
+    prestate: Prestate = DEFAULT_PRESTATE
+
+    @field_validator("prestate", mode="before")
+    @classmethod
+    def _prestate(cls, v: Any) -> Any:
+        return prestate_mode(v) if isinstance(v, bool) else v
+
+
+#: The cap after the power window in the first campaigns (the platform's dynamic range, the artifact's value):
+#: runs with it keep the ids they had before ``post_window_cap`` existed.
+LEGACY_POST_WINDOW_CAP = "dynamic_range"
+#: The default of ``[grid] post_window_cap``; see docs/decisions.md for the measurement that chose it.
+DEFAULT_POST_WINDOW_CAP: str | float = "none"
+_WATTS = re.compile(r"^\s*[0-9]+(\.[0-9]*)?\s*[Ww]\s*$")
+
+
+def check_post_window_cap(v: str | float) -> str | float:
+    """A post-window cap as a campaign writes it: ``"dynamic_range"``, ``"none"``, a fraction in (0, 1] of the
+    dynamic range, or watts (``"350000W"``)."""
+    if isinstance(v, bool):
+        raise ValueError(f"post_window_cap must be 'dynamic_range', 'none', a fraction or watts, got {v!r}")
+    if isinstance(v, int | float):
+        if not 0 < v <= 1:
+            raise ValueError(
+                f"a numeric post_window_cap is a fraction in (0, 1] of the dynamic range, got {v}; "
+                'write watts as a string, e.g. "350000W"'
+            )
+        return float(v)
+    if isinstance(v, str) and (v in ("dynamic_range", "none") or _WATTS.match(v)):
+        return v
+    raise ValueError(f"post_window_cap must be 'dynamic_range', 'none', a fraction or watts like '350000W', got {v!r}")
 
 
 class WorkloadSpec(StrictModel):
@@ -93,6 +132,21 @@ class GridSpec(StrictModel):
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     power_window: float = Field(default=10_800.0, gt=0)  # seconds the cap holds (then the dynamic range)
     reservation: Literal["nodes", "nodes+power"] = "nodes"
+    # the cap after the power window ([AMBIG-0.6]); a list sweeps it
+    post_window_cap: str | float | list[str | float] = DEFAULT_POST_WINDOW_CAP
+
+    @field_validator("post_window_cap")
+    @classmethod
+    def _post_window_cap(cls, v: str | float | list[str | float]) -> str | float | list[str | float]:
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("post_window_cap: give at least one value")
+            return [check_post_window_cap(x) for x in v]
+        return check_post_window_cap(v)
+
+    def post_window_caps(self) -> list[str | float]:
+        """The post-window caps to sweep (one value when a scalar was given)."""
+        return list(self.post_window_cap) if isinstance(self.post_window_cap, list) else [self.post_window_cap]
 
     @field_validator("policies")
     @classmethod
@@ -217,21 +271,42 @@ def workload_variants(spec: CampaignSpec) -> list[tuple[WorkloadSpec, int, str]]
 
 def expand_runs(spec: CampaignSpec, windows: dict[str, list[str]]) -> list[dict[str, Any]]:
     """Every run of the campaign, in a stable order. ``windows`` maps each workload variant's name (see
-    :func:`workload_variants`) to its window ids."""
+    :func:`workload_variants`) to its window ids. A capped run has a ``post_window_cap`` key only when it is not
+    the dynamic range, so that the runs of campaigns written before the option keep their ids."""
     g = spec.grid
     runs: list[dict[str, Any]] = []
     for _, seed, name in workload_variants(spec):
         for wid in windows[name]:
             if spec.baselines:
-                runs.append({"kind": "baseline", "workload": wid, "policy": "easy", "check": "none",
-                             "source": "none", "cap": None, "seed": seed})
-            for policy in g.policies:
-                for cap in g.caps:
-                    for check in g.checks:
-                        sources = ["naive"] if check == "naive" else g.sources
-                        for source in sources:
-                            runs.append({"kind": "run", "workload": wid, "policy": policy, "check": check,
-                                         "source": source, "cap": cap, "seed": seed})
+                runs.append(
+                    {
+                        "kind": "baseline",
+                        "workload": wid,
+                        "policy": "easy",
+                        "check": "none",
+                        "source": "none",
+                        "cap": None,
+                        "seed": seed,
+                    }
+                )
+            for post in g.post_window_caps():
+                for policy in g.policies:
+                    for cap in g.caps:
+                        for check in g.checks:
+                            sources = ["naive"] if check == "naive" else g.sources
+                            for source in sources:
+                                run = {
+                                    "kind": "run",
+                                    "workload": wid,
+                                    "policy": policy,
+                                    "check": check,
+                                    "source": source,
+                                    "cap": cap,
+                                    "seed": seed,
+                                }
+                                if post != LEGACY_POST_WINDOW_CAP:  # old runs keep their ids
+                                    run["post_window_cap"] = post
+                                runs.append(run)
     for r in runs:
         r["power_window"] = g.power_window
         r["reservation"] = g.reservation

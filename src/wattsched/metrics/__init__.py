@@ -4,6 +4,7 @@ from wattsched.metrics.jobs import add_job_metrics
 from wattsched.metrics.power import (
     cap_metrics,
     max_turnaround_increase,
+    policy_cap_metrics,
     power_summary,
     share_started_in_window,
     turnaround_increase,
@@ -26,6 +27,7 @@ __all__ = [
     "default_window",
     "makespan",
     "max_turnaround_increase",
+    "policy_cap_metrics",
     "power_summary",
     "queue_length_timeline",
     "running_timeline",

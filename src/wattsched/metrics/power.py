@@ -78,6 +78,96 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
     }
 
 
+#: Watts by which the machine's power must exceed max(cap, pre-state) to count as the policy's trespass, relative to
+#: the cap: the two step functions are float sums of the same samples, equal up to rounding where only the
+#: pre-state runs.
+_TOLERANCE = 1e-9
+
+
+def _on_common_times(timeline: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame:
+    """``timeline`` (time, dynamic, cap) with the ``part_dynamic`` of a sub-timeline, both step functions
+    evaluated on the union of their change instants (0 W for ``part`` before its first row)."""
+    times = np.union1d(timeline["time"].to_numpy(), part["time"].to_numpy())
+    times = times[times >= timeline["time"][0]]
+
+    def at(frame: pl.DataFrame, column: str) -> np.ndarray:
+        t = frame["time"].to_numpy()
+        idx = np.searchsorted(t, times, side="right") - 1
+        values = frame[column].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        return np.where(idx >= 0, values[np.clip(idx, 0, None)], 0.0)
+
+    return pl.DataFrame(
+        {
+            "time": times,
+            "dynamic": at(timeline, "dynamic"),
+            "cap": at(timeline, "cap"),
+            "part_dynamic": at(part, "dynamic"),
+        }
+    ).with_columns(pl.col("cap").fill_nan(None))
+
+
+def policy_cap_metrics(
+    timeline: pl.DataFrame, prestate: pl.DataFrame | None, window_end: float, window_start: float = 0.0
+) -> dict[str, Any]:
+    """The cap metrics split between the window's pre-state and the policy (docs/semantics.md, "Trespass").
+
+    ``prestate`` is the power timeline of the jobs prestarted at the window's start (``None``: there are none).
+    Their power bypassed every check, so the policy is answerable only for power above **max(cap, P_pre(t))**:
+
+    - ``trespass``: dynamic(t) > max(cap(t), P_pre(t)) at some capped instant of the window;
+    - ``max_instantaneous_break`` = max over the window of (dynamic − max(cap, P_pre)) / cap (≤ 0 when the
+      policy never breaks the cap; the plain max(dynamic/cap) − 1 without a pre-state);
+    - ``time_above_cap_share``: seconds with dynamic > max(cap, P_pre) over the window's length;
+    - ``machine_trespass`` / ``machine_max_instantaneous_break`` / ``machine_time_above_cap_share``: the same on
+      the machine's power alone (pre-state included), as :func:`cap_metrics` gives them;
+    - ``prestate_max_dynamic`` (W), ``prestate_max_cap_ratio`` = max(P_pre/cap), ``prestate_over_cap``
+      (P_pre > cap at some instant: the window was over the cap before the policy started anything) and
+      ``prestate_time_over_cap_share``.
+
+    Without prestarted jobs P_pre = 0 and the policy's metrics equal the machine's.
+    """
+    machine = cap_metrics(timeline, window_end, window_start)
+    keys = ("trespass", "max_instantaneous_break", "time_above_cap_share")
+    out = {f"machine_{k}": machine[k] for k in keys if k in machine}
+    if machine.get("trespass") is None:
+        return out | {
+            "prestate_max_dynamic": None,
+            "prestate_max_cap_ratio": None,
+            "prestate_over_cap": None,
+            "prestate_time_over_cap_share": None,
+        }
+    if prestate is None or prestate.height == 0:
+        return (
+            out
+            | {k: machine[k] for k in keys}
+            | {
+                "prestate_max_dynamic": 0.0,
+                "prestate_max_cap_ratio": 0.0,
+                "prestate_over_cap": False,
+                "prestate_time_over_cap_share": 0.0,
+            }
+        )
+    both = _on_common_times(timeline, prestate)
+    dynamic, cap, seconds = _pieces(both, float(window_start), float(window_end))
+    pre, _, _ = _pieces(
+        both.select("time", pl.col("part_dynamic").alias("dynamic"), "cap"), float(window_start), float(window_end)
+    )
+    length = float(window_end) - float(window_start)
+    capped = ~np.isnan(cap)
+    d, c, s, p = dynamic[capped], cap[capped], seconds[capped], pre[capped]
+    excess = d - np.maximum(c, p)
+    breaks = excess > _TOLERANCE * c
+    return out | {
+        "trespass": bool(breaks.any()),
+        "max_instantaneous_break": float((excess / c).max()),
+        "time_above_cap_share": float(s[breaks].sum() / length),
+        "prestate_max_dynamic": float(pre.max()),
+        "prestate_max_cap_ratio": float((p / c).max()),
+        "prestate_over_cap": bool((p > c).any()),
+        "prestate_time_over_cap_share": float(s[p > c].sum() / length),
+    }
+
+
 def _turnarounds(schedule: pl.DataFrame) -> np.ndarray:
     _check_schedule(schedule, TIME_COLUMNS)
     if schedule.height == 0:
@@ -106,12 +196,18 @@ def max_turnaround_increase(schedule: pl.DataFrame, baseline_schedule: pl.DataFr
     return float(_turnarounds(schedule).max() / _turnarounds(baseline_schedule).max() - 1.0)
 
 
-def share_started_in_window(schedule: pl.DataFrame, window_end: float) -> float:
-    """Jobs with ``start < window_end`` over all jobs [AMBIG-0.12]: "executed inside the window" means started."""
+def share_started_in_window(schedule: pl.DataFrame, window_end: float, prestarted: np.ndarray | None = None) -> float:
+    """Jobs **the policy** started before ``window_end`` over all jobs of the workload [AMBIG-0.12]: "executed
+    inside the window" means started. ``prestarted`` (aligned with ``schedule``) marks the jobs a window's
+    pre-state started at 0 without a policy decision: they count in the denominator only. Requeued jobs the
+    policy starts count like any other."""
     _check_schedule(schedule, ("start_time",))
     if schedule.height == 0:
         raise ValueError("schedule is empty")
-    return float((schedule["start_time"] < window_end).sum() / schedule.height)
+    started = schedule["start_time"].to_numpy() < window_end
+    if prestarted is not None:
+        started &= ~np.asarray(prestarted, dtype=bool)
+    return float(started.sum() / schedule.height)
 
 
 def power_summary(
@@ -121,10 +217,15 @@ def power_summary(
     baseline: pl.DataFrame | None = None,
     *,
     window_start: float = 0.0,
+    prestate: pl.DataFrame | None = None,
+    prestarted: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Every P0 power metric of one run as a flat JSON-serialisable dict (energies in J, powers in W).
 
     The run spans ``[timeline start, last job end]``; baseline keys are present only with a ``baseline``.
+    ``prestate`` is the power timeline of the window's prestarted jobs and ``prestarted`` their mask over the
+    schedule's rows: the trespass metrics are then the policy's (:func:`policy_cap_metrics`) and the share
+    started in the window counts the policy's starts only.
     """
     _check_schedule(schedule, (*TIME_COLUMNS,))
     run_start = float(timeline["time"][0])
@@ -140,8 +241,11 @@ def power_summary(
         "run_end_s": run_end,
         "energy_run_total_j": energy(timeline, run_start, run_end, "total"),
         "energy_run_dynamic_j": energy(timeline, run_start, run_end, "dynamic"),
-        "share_started_in_window": share_started_in_window(schedule, window_end) if schedule.height else None,
+        "share_started_in_window": share_started_in_window(schedule, window_end, prestarted)
+        if schedule.height
+        else None,
     }
+    out.update(policy_cap_metrics(timeline, prestate, window_end, window_start))
     if baseline is not None:
         out["turnaround_increase"] = turnaround_increase(schedule, baseline)
         out["max_turnaround_increase"] = max_turnaround_increase(schedule, baseline)

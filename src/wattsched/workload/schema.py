@@ -213,6 +213,14 @@ def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str 
         )
 
 
+#: Optional column that orders jobs with the same submit time before the job id (a workload window's pre-state:
+#: the running jobs resubmitted at 0 in trace-start order, then the queued ones; see ``workload/windows.py``).
+QUEUE_RANK = "queue_rank"
+
+
 def sort_queue_order(jobs: pl.DataFrame) -> pl.DataFrame:
-    """The queue order every policy starts from: (submit time, job id)."""
+    """The queue order every policy starts from: (submit time, job id); with a ``queue_rank`` column,
+    (submit time, queue rank with nulls last, job id)."""
+    if QUEUE_RANK in jobs.columns:
+        return jobs.sort(["submit_time", QUEUE_RANK, "job_id"], nulls_last=True, maintain_order=True)
     return jobs.sort(["submit_time", "job_id"], maintain_order=True)
