@@ -112,3 +112,16 @@ def test_the_rmap_command_line(tmp_path) -> None:
     assert (tmp_path / "rmap" / "report" / "summary.csv").exists()
     assert (tmp_path / "rmap" / "report" / "rmap_model_error_quartiles.png").exists()
     assert "large" in result.output
+
+
+def test_free_power_does_not_drift_below_the_bound() -> None:
+    """Seed 2's random trace 1 at 6,500 W: after many starts and ends the free power was summed incrementally to
+    6,499.999… W, so a 64-node job with P_job = 6,500 W never saw ``P_job ≤ P_avail`` and waited for ever."""
+    from wattsched.platform.rmap import fit_config_model
+    from wattsched.workload.generate.rmap import generate_rmap_trace
+
+    oracle = rmap_cab_details(2)
+    model, _ = fit_config_model(oracle, 0.1, seed=2)
+    trace = generate_rmap_trace(oracle, "random1", seed=2)
+    jobs = simulate_rmap(trace, parse_rmap_policy("rmap-adaptive-0"), oracle, model=model, p_cluster=6500.0).jobs
+    assert jobs["end_time"].is_not_nan().all()

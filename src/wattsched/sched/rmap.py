@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from wattsched.platform.rmap import ConfigTable
 
 KINDS = ("traditional", "naive", "adaptive")
+#: Watts below which a power difference is rounding (sums of allocations drift by ~1e-12 W).
+_EPS = 1e-6
 
 
 @dataclass(frozen=True)
@@ -106,14 +108,14 @@ def decide(policy: RMAPPolicy, table: ConfigTable, n_req: int, t_req: float, p_j
     """The configuration to start **now**, or None if the job must wait."""
     if policy.kind == "traditional":
         idx = traditional_config(table, n_req, p_cluster)
-    elif policy.kind == "naive" or p_job <= p_avail:
+    elif policy.kind == "naive" or p_job <= p_avail + _EPS:
         idx = naive_config(table, p_job)
     else:
-        idx = table.fastest(p_avail, nodes_avail)
+        idx = table.fastest(p_avail + _EPS, nodes_avail)
         if idx is None or table.time[idx] > (1.0 + policy.threshold) * t_req:
             return None
         return idx
-    return idx if table.nodes[idx] <= nodes_avail and table.power[idx] <= p_avail + 1e-9 else None
+    return idx if table.nodes[idx] <= nodes_avail and table.power[idx] <= p_avail + _EPS else None
 
 
 def reservation_config(policy: RMAPPolicy, table: ConfigTable, n_req: int, p_job: float, p_cluster: float) -> int:

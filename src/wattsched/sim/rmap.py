@@ -84,7 +84,8 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
             _, j = heapq.heappop(completions)
             running.discard(j)
             free_nodes += int(plan[apps[j]].nodes[cfg[j]])
-            free_power += alloc[j]
+            # re-summed, not incremented: repeated += / -= drifts below the bound and can block a job for ever
+            free_power = p_cluster - math.fsum(alloc[r] for r in running)
         while i < n and submit[i] <= now:
             queue.append(i)
             i += 1
@@ -116,7 +117,9 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
                     extra_nodes -= nodes_needed
                     extra_power -= power_needed
         if i >= n and not completions and queue:
-            raise RuntimeError(f"{policy.name}: {len(queue)} job(s) can never start within {p_cluster:g} W")
+            stuck = ", ".join(f"job {int(jobs['job_id'][j])} ({apps[j]}, n_req {int(n_req[j])}, P_job {p_job[j]:.0f} W)"
+                              for j in queue)
+            raise RuntimeError(f"{policy.name}: {len(queue)} job(s) can never start within {p_cluster:g} W: {stuck}")
     tables = [plan[a] for a in apps]
     truth = [oracle[a] for a in apps]
     out = jobs.select("job_id", "submit_time", "app", "n_req", "t_req").with_columns(
