@@ -8,7 +8,8 @@ power for the configuration. A job's deadline is ``max(t_req, actual time)`` (sp
 its planned end, used by reservations, is ``start + max(t_req, planned time)``.
 
 Per job: start, end, configuration (nodes, cores per node, cap), allocated power (policy data), actual power,
-wait and turnaround, and its fair-share bound; per scheduling decision: the allocated and actual system power
+wait and turnaround, its fair-share bound and ``started_by`` (``power-aware`` when Adaptive started it below its
+fair share, through Algorithm 1's fallback; ``request`` otherwise); per scheduling decision: the allocated and actual system power
 (paper Fig. 14).
 """
 
@@ -56,6 +57,7 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
     end = np.full(n, np.nan)
     planned_end = np.full(n, np.nan)
     alloc = np.zeros(n)
+    via = np.full(n, "", dtype=object)
     queue: list[int] = []
     running: set[int] = set()
     completions: list[tuple[float, int]] = []
@@ -65,6 +67,8 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
 
     def begin(j: int, idx: int, now: float) -> None:
         nonlocal free_nodes, free_power
+        # Adaptive below its fair share (P_job > P_avail) started through power-aware backfilling (Algorithm 1)
+        via[j] = "power-aware" if policy.kind == "adaptive" and p_job[j] > free_power + 1e-6 else "request"
         table_plan, table_true = plan[apps[j]], oracle[apps[j]]
         cfg[j], start[j] = idx, now
         actual = float(table_true.time[idx])
@@ -131,6 +135,7 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
         pl.Series("actual_power", [float(t.power[c]) for t, c in zip(truth, cfg, strict=True)]),
         pl.Series("planned_time", [float(t.time[c]) for t, c in zip(tables, cfg, strict=True)]),
         pl.Series("p_job", p_job),
+        pl.Series("started_by", via.tolist(), dtype=pl.String),
     ).with_columns(
         (pl.col("end_time") - pl.col("start_time")).alias("runtime"),
         (pl.col("start_time") - pl.col("submit_time")).alias("wait"),
