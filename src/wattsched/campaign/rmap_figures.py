@@ -23,8 +23,12 @@ from matplotlib.patches import Patch
 from wattsched.campaign.rmap import WORST_CASE, with_sample
 from wattsched.campaign.rmap import rmap_run_means as run_means
 
-TRACE_TITLES = {"large": "large trace (Fig. 9)", "small": "small trace (Fig. 10)", "random1": "random trace 1 (Fig. 8)",
-                "random2": "random trace 2"}  # fmt: skip
+TRACE_TITLES = {
+    "large": "large trace (Fig. 9)",
+    "small": "small trace (Fig. 10)",
+    "random1": "random trace 1 (Fig. 8)",
+    "random2": "random trace 2",
+}
 #: policy → (label, colour, marker); the same in every figure.
 POLICY_STYLE: dict[str, tuple[str, str, str]] = {
     "rmap-traditional": ("Traditional", "#4d4d4d", "s"),
@@ -50,8 +54,16 @@ def _band(ax, frame: pl.DataFrame, policies: Sequence[str], column: str) -> None
         sub = frame.filter(pl.col("policy") == pol)
         if sub.height == 0:
             continue
-        agg = sub.group_by("x").agg(pl.col(column).mean().alias("m"), pl.col(column).min().alias("lo"),
-                                    pl.col(column).max().alias("hi"), pl.len().alias("n")).sort("x")  # fmt: skip
+        agg = (
+            sub.group_by("x")
+            .agg(
+                pl.col(column).mean().alias("m"),
+                pl.col(column).min().alias("lo"),
+                pl.col(column).max().alias("hi"),
+                pl.len().alias("n"),
+            )
+            .sort("x")
+        )
         name, colour, marker = POLICY_STYLE[pol]
         ax.plot(agg["x"], agg["m"], marker=marker, color=colour, label=name, lw=1.6, ms=5)
         if int(agg["n"].max()) > 1:
@@ -68,9 +80,17 @@ def _facets(n: int, height: float = 3.4) -> tuple[Figure, list]:
     return fig, axes[:n]
 
 
+def _bottom_xlabels(axes: list) -> None:
+    """Wrapped facets share x: the axis label only under the bottom row."""
+    for ax in axes:
+        if not ax.get_subplotspec().is_last_row():
+            ax.set_xlabel("")
+
+
 def _legend(fig: Figure, policies: Sequence[str], extra: Sequence = ()) -> None:
-    handles = [Line2D([], [], color=POLICY_STYLE[p][1], marker=POLICY_STYLE[p][2], label=POLICY_STYLE[p][0])
-               for p in policies] + list(extra)  # fmt: skip
+    handles = [
+        Line2D([], [], color=POLICY_STYLE[p][1], marker=POLICY_STYLE[p][2], label=POLICY_STYLE[p][0]) for p in policies
+    ] + list(extra)
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6), frameon=False, fontsize=9)
 
 
@@ -98,14 +118,20 @@ def fig_model_vs_oracle(jobs: pl.DataFrame, out: Path, trace: str = "random1") -
             if sub.height == 0:
                 continue
             agg = sub.group_by("x").agg(pl.col("tt").mean()).sort("x")
-            name, colour, marker = POLICY_STYLE[pol]
-            ax.plot(agg["x"], agg["tt"], style, color=colour, marker=marker, ms=5, mfc="none" if data == "model"
-                    else colour)  # fmt: skip
+            _, colour, marker = POLICY_STYLE[pol]
+            ax.plot(
+                agg["x"], agg["tt"], style, color=colour, marker=marker, ms=5, mfc="none" if data == "model" else colour
+            )
     _xaxis(ax)
-    ax.set(xlabel="global power bound / 14,720 W", ylabel="mean turnaround (s)",
-           title=f"{TRACE_TITLES.get(trace, trace)}: measured against predicted configuration data")  # fmt: skip
-    extra = [Line2D([], [], color="k", ls="-", label="oracle data"), Line2D([], [], color="k", ls="--",
-                                                                             label="model data")]  # fmt: skip
+    ax.set(
+        xlabel="global power bound / 14,720 W",
+        ylabel="mean turnaround (s)",
+        title=f"{TRACE_TITLES.get(trace, trace)}: measured against predicted configuration data",
+    )
+    extra = [
+        Line2D([], [], color="k", ls="-", label="oracle data"),
+        Line2D([], [], color="k", ls="--", label="model data"),
+    ]
     _legend(fig, ("rmap-traditional", "rmap-naive", "rmap-adaptive-0"), extra)
     return _save(fig, out, "fig08_model_vs_oracle")
 
@@ -120,6 +146,7 @@ def fig_traces(jobs: pl.DataFrame, out: Path) -> list[Path]:
         ax.axhline(1.0, color="k", lw=0.7)
         _xaxis(ax)
         ax.set(title=TRACE_TITLES[trace], ylabel="turnaround / Traditional", xlabel="global power bound / 14,720 W")
+    _bottom_xlabels(axes)
     _legend(fig, MAIN)
     fig.suptitle("Mean turnaround normalised to Traditional (lower is better; band: min–max over samples)")
     return _save(fig, out, "fig09_10_traces")
@@ -134,8 +161,12 @@ def fig_thresholds(jobs: pl.DataFrame, out: Path) -> list[Path]:
         _band(ax, means.filter(pl.col("trace") == trace), ADAPTIVE, "vs_naive")
         ax.axhline(1.0, color=POLICY_STYLE["rmap-naive"][1], lw=0.9, ls=":")
         _xaxis(ax)
-        ax.set(title=TRACE_TITLES[trace].split(" (")[0], ylabel="turnaround / Naive",
-               xlabel="global power bound / 14,720 W")  # fmt: skip
+        ax.set(
+            title=TRACE_TITLES[trace].split(" (")[0],
+            ylabel="turnaround / Naive",
+            xlabel="global power bound / 14,720 W",
+        )
+    _bottom_xlabels(axes)
     _legend(fig, ADAPTIVE, [Line2D([], [], color=POLICY_STYLE["rmap-naive"][1], ls=":", label="Naive")])
     fig.suptitle("Adaptive with thresholds (Fig. 11; lower is better; band: min–max over samples)")
     return _save(fig, out, "fig11_thresholds")
@@ -145,8 +176,9 @@ def fig_per_job(jobs: pl.DataFrame, out: Path, trace: str, bound: float, name: s
     """Figs. 12–13 and 15: per job, turnaround; wait and run; allocated power with the fair-share bound."""
     jobs = with_sample(jobs)
     first = int(jobs["sample"].min())
-    sub = jobs.filter((pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data")
-                      & (pl.col("sample") == first))  # fmt: skip
+    sub = jobs.filter(
+        (pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data") & (pl.col("sample") == first)
+    )
     if sub.height == 0:
         return []
     fig = Figure(figsize=(13, 9), layout="constrained")
@@ -171,9 +203,12 @@ def fig_per_job(jobs: pl.DataFrame, out: Path, trace: str, bound: float, name: s
     for ax in axes:
         ax.grid(axis="y", alpha=0.3)
     axes[2].set_xticks(fair["job_id"].to_list())
-    extra = [Patch(facecolor="0.6", alpha=0.35, hatch="///", label="wait"), Patch(facecolor="0.4", label="run"),
-             Line2D([], [], color="k", marker="_", ls="", ms=14, mew=2, label="fair-share P_job (Adaptive)"),
-             Line2D([], [], color="k", lw=0.6, ls=":", label="global bound")]  # fmt: skip
+    extra = [
+        Patch(facecolor="0.6", alpha=0.35, hatch="///", label="wait"),
+        Patch(facecolor="0.4", label="run"),
+        Line2D([], [], color="k", marker="_", ls="", ms=14, mew=2, label="fair-share P_job (Adaptive)"),
+        Line2D([], [], color="k", lw=0.6, ls=":", label="global bound"),
+    ]
     handles = [Patch(facecolor=POLICY_STYLE[p][1], label=POLICY_STYLE[p][0]) for p in TRIO] + extra
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False, fontsize=9)
     fig.suptitle(f"{title}, {bound:,.0f} W, sample {first}: per job")
@@ -195,8 +230,9 @@ def fig_timeline(jobs: pl.DataFrame, out: Path, trace: str = "random2", bound: f
     jobs = with_sample(jobs)
     first = int(jobs["sample"].min())
     bound = float(jobs["bound"].max()) if bound is None else bound
-    sub = jobs.filter((pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data")
-                      & (pl.col("sample") == first))  # fmt: skip
+    sub = jobs.filter(
+        (pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data") & (pl.col("sample") == first)
+    )
     if sub.height == 0:
         return []
     fig = Figure(figsize=(10, 4.4), layout="constrained")
@@ -206,20 +242,28 @@ def fig_timeline(jobs: pl.DataFrame, out: Path, trace: str = "random2", bound: f
         if run.height == 0:
             continue
         t, w = power_timeline(run)
-        name, colour, marker = POLICY_STYLE[pol]
+        _, colour, marker = POLICY_STYLE[pol]
         ax.step(t, w, where="post", color=colour, ls=ls, lw=1.5)
         at = run.sort("start_time")["start_time"].to_numpy()
         ax.plot(at, w[np.searchsorted(t, at, side="right") - 1], ls="", marker=marker, color=colour, ms=4)
     arrivals = sub.filter(pl.col("policy") == "rmap-traditional")["submit_time"].to_numpy()
     ax.plot(arrivals, np.full(arrivals.size, bound * 0.02), ls="", marker="|", color="tab:blue", ms=10)
     ax.axhline(bound, color="k", lw=0.7, ls=":")
-    ax.set(xlabel="time (s)", ylabel="allocated power (W)", ylim=(0, bound * 1.08),
-           title=f"random trace 2 at {bound:,.0f} W (sample {first}): allocated power; markers at each start")  # fmt: skip
+    ax.set(
+        xlabel="time (s)",
+        ylabel="allocated power (W)",
+        ylim=(0, bound * 1.08),
+        title=f"random trace 2 at {bound:,.0f} W (sample {first}): allocated power; markers at each start",
+    )
     ax.grid(alpha=0.3)
-    extra = [Line2D([], [], color="tab:blue", marker="|", ls="", ms=10, label="arrivals"),
-             Line2D([], [], color="k", lw=0.7, ls=":", label="global bound")]  # fmt: skip
-    handles = [Line2D([], [], color=POLICY_STYLE[p][1], ls=ls, marker=POLICY_STYLE[p][2], label=POLICY_STYLE[p][0])
-               for p, ls in (("rmap-traditional", "-"), ("rmap-adaptive-0", "--"))]  # fmt: skip
+    extra = [
+        Line2D([], [], color="tab:blue", marker="|", ls="", ms=10, label="arrivals"),
+        Line2D([], [], color="k", lw=0.7, ls=":", label="global bound"),
+    ]
+    handles = [
+        Line2D([], [], color=POLICY_STYLE[p][1], ls=ls, marker=POLICY_STYLE[p][2], label=POLICY_STYLE[p][0])
+        for p, ls in (("rmap-traditional", "-"), ("rmap-adaptive-0", "--"))
+    ]
     fig.legend(handles=handles + extra, loc="outside lower center", ncols=4, frameon=False, fontsize=9)
     return _save(fig, out, "fig14_timeline")
 

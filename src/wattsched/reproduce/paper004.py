@@ -64,7 +64,13 @@ T, N, A0, A10, A20, A30, AU = (
 # The paper's Table 2 (SP-MZ class C) and the §3.5 state: the worked example's inputs.
 TABLE2 = {"C1": (6, 16, 115.0, 796.4, 447.9), "C2": (8, 12, 65.0, 783.8, 415.3), "C3": (8, 10, 80.0, 738.2, 439.2)}
 EXAMPLE_FREE_W, EXAMPLE_FREE_NODES, EXAMPLE_P_JOB, EXAMPLE_A_ENDS, EXAMPLE_T_REQ, EXAMPLE_N_REQ = (
-    750.0, 10, 800.0, 1000.0, 450.0, 6)  # fmt: skip
+    750.0,
+    10,
+    800.0,
+    1000.0,
+    450.0,
+    6,
+)
 EXAMPLE_POLICIES = {"Traditional": T, "Naive": N, "Adaptive unbounded": AU, "Adaptive-0": A0}
 
 
@@ -75,20 +81,42 @@ def worked_example() -> dict[str, tuple[str, float, float]]:
     1,000 s, and the job's fair share ``6/16 · P_cluster`` is 800 W.
     """
     names = list(TABLE2)
-    spmz = ConfigTable("sp-mz", nodes=np.array([TABLE2[c][0] for c in names]),
-                       cores=np.array([TABLE2[c][1] for c in names]), cap=np.array([TABLE2[c][2] for c in names]),
-                       time=np.array([TABLE2[c][4] for c in names]), power=np.array([TABLE2[c][3] for c in names]))  # fmt: skip
+    spmz = ConfigTable(
+        "sp-mz",
+        nodes=np.array([TABLE2[c][0] for c in names]),
+        cores=np.array([TABLE2[c][1] for c in names]),
+        cap=np.array([TABLE2[c][2] for c in names]),
+        time=np.array([TABLE2[c][4] for c in names]),
+        power=np.array([TABLE2[c][3] for c in names]),
+    )
     n_nodes = EXAMPLE_N_REQ + EXAMPLE_FREE_NODES
     p_cluster = EXAMPLE_P_JOB * n_nodes / EXAMPLE_N_REQ
-    a = ConfigTable("A", nodes=np.array([n_nodes - EXAMPLE_FREE_NODES]), cores=np.array([16]), cap=np.array([115.0]),
-                    time=np.array([EXAMPLE_A_ENDS]), power=np.array([p_cluster - EXAMPLE_FREE_W]))  # fmt: skip
-    jobs = pl.DataFrame({"job_id": [1, 2], "submit_time": [0.0, 0.0], "app": ["A", "sp-mz"],
-                         "n_req": [n_nodes - EXAMPLE_FREE_NODES, EXAMPLE_N_REQ],
-                         "t_req": [EXAMPLE_A_ENDS, EXAMPLE_T_REQ]})  # fmt: skip
+    a = ConfigTable(
+        "A",
+        nodes=np.array([n_nodes - EXAMPLE_FREE_NODES]),
+        cores=np.array([16]),
+        cap=np.array([115.0]),
+        time=np.array([EXAMPLE_A_ENDS]),
+        power=np.array([p_cluster - EXAMPLE_FREE_W]),
+    )
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2],
+            "submit_time": [0.0, 0.0],
+            "app": ["A", "sp-mz"],
+            "n_req": [n_nodes - EXAMPLE_FREE_NODES, EXAMPLE_N_REQ],
+            "t_req": [EXAMPLE_A_ENDS, EXAMPLE_T_REQ],
+        }
+    )
     out = {}
     for label, name in EXAMPLE_POLICIES.items():
-        run = simulate_rmap(jobs, parse_rmap_policy(name, "oracle"), JobDetails([spmz, a]), p_cluster=p_cluster,
-                            n_nodes=n_nodes).jobs.filter(pl.col("job_id") == 2).row(0, named=True)  # fmt: skip
+        run = (
+            simulate_rmap(
+                jobs, parse_rmap_policy(name, "oracle"), JobDetails([spmz, a]), p_cluster=p_cluster, n_nodes=n_nodes
+            )
+            .jobs.filter(pl.col("job_id") == 2)
+            .row(0, named=True)
+        )
         config = next(c for c, v in TABLE2.items() if v[:3] == (run["nodes"], run["cores"], run["cap"]))
         out[label] = (config, float(run["start_time"]), float(run["turnaround"]))
     return out
@@ -114,8 +142,15 @@ def run_grid(ctx: ReproduceContext) -> tuple[pl.DataFrame, pl.DataFrame]:
         tag = [pl.lit(k).alias("sample"), pl.lit(data_seed).alias("data_seed"), pl.lit(trace_seed).alias("trace_seed")]
         jobs, _, _ = run_rmap_grid(oracle, model, seed=trace_seed)
         main.append(jobs.with_columns(tag))
-        jobs, _, _ = run_rmap_grid(oracle, model, traces=("large",), policies=(A0, AU), seed=trace_seed,
-                                   arrival_scale=SPARSE_ARRIVALS, other_sources=False)  # fmt: skip
+        jobs, _, _ = run_rmap_grid(
+            oracle,
+            model,
+            traces=("large",),
+            policies=(A0, AU),
+            seed=trace_seed,
+            arrival_scale=SPARSE_ARRIVALS,
+            other_sources=False,
+        )
         sparse.append(jobs.with_columns(tag))
     return pl.concat(main), pl.concat(sparse)
 
@@ -131,8 +166,13 @@ def _gain(wide: pl.DataFrame, a: str, b: str) -> pl.Expr:
     return 100.0 * (1.0 - pl.col(a) / pl.col(b))
 
 
-def _per_sample(wide: pl.DataFrame, traces: tuple[str, ...], expr: pl.Expr, how: str = "mean",
-                bounds: tuple[float, ...] | None = None) -> Spread:  # fmt: skip
+def _per_sample(
+    wide: pl.DataFrame,
+    traces: tuple[str, ...],
+    expr: pl.Expr,
+    how: str = "mean",
+    bounds: tuple[float, ...] | None = None,
+) -> Spread:
     """``expr`` over the given traces (and bounds) per sample, reduced by mean or max; the spread over samples."""
     sub = wide.filter(pl.col("trace").is_in(traces))
     if bounds is not None:
@@ -156,8 +196,9 @@ def _c001() -> ClaimResult:
     ours = [got[label][2] for label in c.labels]
     ok = all(abs(o - t) <= (c.tolerance or 0.0) for o, t in zip(ours, c.target, strict=True))
     text = " / ".join(f"{lab}: {cfg} at {start:g} s → {tt:.1f} s" for lab, (cfg, start, tt) in got.items())
-    return check_exact("C004-01", ok, text, value=ours,
-                       note="" if ok else f"turnarounds {ours} against the paper's {list(c.target)}")  # fmt: skip
+    return check_exact(
+        "C004-01", ok, text, value=ours, note="" if ok else f"turnarounds {ours} against the paper's {list(c.target)}"
+    )
 
 
 def _c002() -> ClaimResult:
@@ -167,14 +208,26 @@ def _c002() -> ClaimResult:
     norm = np.round(normalised_bounds(), 2)
     # the fair share of a job asking for the whole machine is the whole bound, and shares add up to it
     share_ok = all(math.isclose(fair_share(RMAP_CAB.nodes, RMAP_CAB.nodes, b), b) for b in BOUNDS) and all(
-        math.isclose(sum(fair_share(16, RMAP_CAB.nodes, b) for _ in range(4)), b) for b in BOUNDS)  # fmt: skip
-    ok = share_ok and math.isclose(worst, paper[0]) and math.isclose(norm[0], paper[1]) and math.isclose(
-        norm[-1], paper[2])  # fmt: skip
-    text = (f"{RMAP_CAB.nodes} × {RMAP_CAB.sockets_per_node} × {RMAP_CAB.max_cap:g} W = {worst:,.0f} W; bounds "
-            f"{', '.join(f'{b:,.0f}' for b in BOUNDS)} W → {' / '.join(f'{x:.2f}' for x in norm)}; "
-            f"P_job = n_req/N · P_cluster {'sums to' if share_ok else 'does not sum to'} the bound")  # fmt: skip
-    return check_exact("C004-02", ok, text, value=[worst, *norm.tolist()],
-                       note="" if ok else "the platform's worst case or normalised bounds differ from the paper's")  # fmt: skip
+        math.isclose(sum(fair_share(16, RMAP_CAB.nodes, b) for _ in range(4)), b) for b in BOUNDS
+    )
+    ok = (
+        share_ok
+        and math.isclose(worst, paper[0])
+        and math.isclose(norm[0], paper[1])
+        and math.isclose(norm[-1], paper[2])
+    )
+    text = (
+        f"{RMAP_CAB.nodes} × {RMAP_CAB.sockets_per_node} × {RMAP_CAB.max_cap:g} W = {worst:,.0f} W; bounds "
+        f"{', '.join(f'{b:,.0f}' for b in BOUNDS)} W → {' / '.join(f'{x:.2f}' for x in norm)}; "
+        f"P_job = n_req/N · P_cluster {'sums to' if share_ok else 'does not sum to'} the bound"
+    )
+    return check_exact(
+        "C004-02",
+        ok,
+        text,
+        value=[worst, *norm.tolist()],
+        note="" if ok else "the platform's worst case or normalised bounds differ from the paper's",
+    )
 
 
 def _mechanism(jobs: pl.DataFrame, sparse: pl.DataFrame) -> dict[str, float]:
@@ -246,59 +299,128 @@ def claims(jobs: pl.DataFrame, sparse: pl.DataFrame) -> tuple[list[ClaimResult],
     m = _mechanism(jobs, sparse)
     why = _explain(m)
     out = [_c001(), _c002()]
-    out.append(check_number("C004-03", {"vs Traditional": _per_sample(w, rnd, _gain(w, A0, T)),
-                                        "vs Naive": _per_sample(w, rnd, _gain(w, A0, N))},
-                            note="mean over random traces 1 and 2 × 5 bounds, per sample",
-                            explain=f"{why['fallback']}. {why['table2']}."))  # fmt: skip
-    out.append(check_number("C004-04", {"vs Traditional": _per_sample(w, rnd, _gain(w, A0, T), "max"),
-                                        "vs Naive": _per_sample(w, rnd, _gain(w, A0, N), "max")},
-                            note="max over random traces 1 and 2 × 5 bounds, per sample",
-                            explain=f"{why['fallback']}. {why['table2']}."))  # fmt: skip
-    out.append(check_number("C004-05", {"vs Naive": _per_sample(w, large, _gain(w, A0, N)),
-                                        "vs Traditional": _per_sample(w, large, _gain(w, A0, T))},
-                            note="mean over the large trace's 5 bounds, per sample",
-                            explain=f"{why['fallback']}. {why['table2']}."))  # fmt: skip
-    out.append(check_number("C004-06", _per_sample(w, large, _gain(w, A10, T)),
-                            note="mean over the large trace's 5 bounds, per sample", explain=why["fallback"]))  # fmt: skip
-    per_bound = w.filter(pl.col("trace") == "large").group_by("bound").agg(
-        (pl.col(A0) / pl.col(T)).mean().alias("t"), (pl.col(A0) / pl.col(N)).mean().alias("n")).sort("bound")  # fmt: skip
+    out.append(
+        check_number(
+            "C004-03",
+            {"vs Traditional": _per_sample(w, rnd, _gain(w, A0, T)), "vs Naive": _per_sample(w, rnd, _gain(w, A0, N))},
+            note="mean over random traces 1 and 2 × 5 bounds, per sample",
+            explain=f"{why['fallback']}. {why['table2']}.",
+        )
+    )
+    out.append(
+        check_number(
+            "C004-04",
+            {
+                "vs Traditional": _per_sample(w, rnd, _gain(w, A0, T), "max"),
+                "vs Naive": _per_sample(w, rnd, _gain(w, A0, N), "max"),
+            },
+            note="max over random traces 1 and 2 × 5 bounds, per sample",
+            explain=f"{why['fallback']}. {why['table2']}.",
+        )
+    )
+    out.append(
+        check_number(
+            "C004-05",
+            {
+                "vs Naive": _per_sample(w, large, _gain(w, A0, N)),
+                "vs Traditional": _per_sample(w, large, _gain(w, A0, T)),
+            },
+            note="mean over the large trace's 5 bounds, per sample",
+            explain=f"{why['fallback']}. {why['table2']}.",
+        )
+    )
+    out.append(
+        check_number(
+            "C004-06",
+            _per_sample(w, large, _gain(w, A10, T)),
+            note="mean over the large trace's 5 bounds, per sample",
+            explain=why["fallback"],
+        )
+    )
+    per_bound = (
+        w.filter(pl.col("trace") == "large")
+        .group_by("bound")
+        .agg((pl.col(A0) / pl.col(T)).mean().alias("t"), (pl.col(A0) / pl.col(N)).mean().alias("n"))
+        .sort("bound")
+    )
     cells = w.filter(pl.col("trace") == "large").select(((pl.col(A0) < pl.col(T)) & (pl.col(A0) < pl.col(N))).mean())
     holds = bool((per_bound["t"] < 1.0).all() and (per_bound["n"] < 1.0).all())
     text = "; ".join(f"{b:,.0f} W: A0/Trad {t:.3f}, A0/Naive {n:.3f}" for b, t, n in per_bound.iter_rows())
-    out.append(check_order("C004-07", holds, text,
-                           note=f"mean over samples per bound; A0 beats both in {100 * cells.item():.0f}% of the "
-                                f"(sample, bound) cells", explain=why["fallback"]))  # fmt: skip
+    out.append(
+        check_order(
+            "C004-07",
+            holds,
+            text,
+            note=f"mean over samples per bound; A0 beats both in {100 * cells.item():.0f}% of the "
+            f"(sample, bound) cells",
+            explain=why["fallback"],
+        )
+    )
     worse = -_gain(w, A0, T)
-    out.append(check_number("C004-08", {"average (worse)": _per_sample(w, small, worse),
-                                        "highest bound": _per_sample(w, small, worse, bounds=(high,))},
-                            note="Adaptive-0 against Traditional on the small trace, % worse (negative: better)",
-                            explain=f"{why['table2']}; small jobs barely queue, so the fair-share power cap's "
-                                    f"slower runs are not paid back."))  # fmt: skip
+    out.append(
+        check_number(
+            "C004-08",
+            {
+                "average (worse)": _per_sample(w, small, worse),
+                "highest bound": _per_sample(w, small, worse, bounds=(high,)),
+            },
+            note="Adaptive-0 against Traditional on the small trace, % worse (negative: better)",
+            explain=f"{why['table2']}; small jobs barely queue, so the fair-share power cap's "
+            f"slower runs are not paid back.",
+        )
+    )
     ratio = w.group_by("trace").agg((pl.col(N) / pl.col(T)).mean().alias("r")).sort("trace")
     overall = float(w.select((pl.col(N) / pl.col(T)).mean()).item())
-    out.append(check_order("C004-09", overall > 1.0,
-                           f"Naive / Traditional mean turnaround {overall:.3f} over all traces and bounds ("
-                           + ", ".join(f"{t} {r:.3f}" for t, r in ratio.iter_rows()) + ")",
-                           note="mean over samples, traces and bounds",
-                           explain="Naive moulds jobs onto up to 1.5× their requested nodes at high bounds (as the "
-                                   "paper says) and waits longer on the random traces, but runs faster than "
-                                   "Traditional at low bounds on the large trace; "
-                                   f"{why['table2']}."))  # fmt: skip
-    out.append(check_number("C004-10", _per_sample(w, large, _gain(w, A0, AU)),
-                            note="mean over the large trace's 5 bounds, per sample",
-                            explain=f"{why['fallback']}. {why['unbounded']}. {why['table2']}."))  # fmt: skip
+    out.append(
+        check_order(
+            "C004-09",
+            overall > 1.0,
+            f"Naive / Traditional mean turnaround {overall:.3f} over all traces and bounds ("
+            + ", ".join(f"{t} {r:.3f}" for t, r in ratio.iter_rows())
+            + ")",
+            note="mean over samples, traces and bounds",
+            explain="Naive moulds jobs onto up to 1.5× their requested nodes at high bounds (as the "
+            "paper says) and waits longer on the random traces, but runs faster than "
+            "Traditional at low bounds on the large trace; "
+            f"{why['table2']}.",
+        )
+    )
+    out.append(
+        check_number(
+            "C004-10",
+            _per_sample(w, large, _gain(w, A0, AU)),
+            note="mean over the large trace's 5 bounds, per sample",
+            explain=f"{why['fallback']}. {why['unbounded']}. {why['table2']}.",
+        )
+    )
     th = pl.concat_list(_gain(w, A10, A0), _gain(w, A20, A0), _gain(w, A30, A0))
-    out.append(check_number("C004-11", {"average": _per_sample(w, large, th.list.mean()),
-                                        "at most": _per_sample(w, large, th.list.max(), "max")},
-                            note="thresholds 10/20/30% against 0% on the large trace, mean and max over bounds",
-                            explain=why["fallback"]))  # fmt: skip
-    out.append(check_number("C004-12", {f"threshold {k}": _jobs_better(jobs, "large", low, p)
-                                        for k, p in (("0", A0), ("10%", A10), ("20%", A20))},
-                            note=f"large trace at {low:,.0f} W, of 30 jobs", explain=why["fallback"]))  # fmt: skip
-    out.append(check_number("C004-13", {f"threshold {k}": _per_sample(w, large, _gain(w, p, T), bounds=(low,))
-                                        for k, p in (("0", A0), ("10%", A10), ("20%", A20))},
-                            note=f"large trace at {low:,.0f} W (the paper's Table 4 quantity)",
-                            explain=why["fallback"]))  # fmt: skip
+    out.append(
+        check_number(
+            "C004-11",
+            {"average": _per_sample(w, large, th.list.mean()), "at most": _per_sample(w, large, th.list.max(), "max")},
+            note="thresholds 10/20/30% against 0% on the large trace, mean and max over bounds",
+            explain=why["fallback"],
+        )
+    )
+    out.append(
+        check_number(
+            "C004-12",
+            {f"threshold {k}": _jobs_better(jobs, "large", low, p) for k, p in (("0", A0), ("10%", A10), ("20%", A20))},
+            note=f"large trace at {low:,.0f} W, of 30 jobs",
+            explain=why["fallback"],
+        )
+    )
+    out.append(
+        check_number(
+            "C004-13",
+            {
+                f"threshold {k}": _per_sample(w, large, _gain(w, p, T), bounds=(low,))
+                for k, p in (("0", A0), ("10%", A10), ("20%", A20))
+            },
+            note=f"large trace at {low:,.0f} W (the paper's Table 4 quantity)",
+            explain=why["fallback"],
+        )
+    )
     return out, m
 
 
@@ -307,9 +429,12 @@ def results_table(jobs: pl.DataFrame) -> pl.DataFrame:
     ratios to Traditional and Naive, and the share of jobs started through power-aware backfilling."""
     keys = ["sample", "data_seed", "trace_seed", "trace", "bound", "policy", "data", "default_data"]
     stats = jobs.group_by(keys).agg(
-        pl.col("turnaround").mean().alias("mean_turnaround"), pl.col("wait").mean().alias("mean_wait"),
-        pl.col("runtime").mean().alias("mean_runtime"), pl.col("alloc_power").mean().alias("mean_alloc_power"),
-        (pl.col("started_by") == "power-aware").mean().alias("share_power_aware"))  # fmt: skip
+        pl.col("turnaround").mean().alias("mean_turnaround"),
+        pl.col("wait").mean().alias("mean_wait"),
+        pl.col("runtime").mean().alias("mean_runtime"),
+        pl.col("alloc_power").mean().alias("mean_alloc_power"),
+        (pl.col("started_by") == "power-aware").mean().alias("share_power_aware"),
+    )
     ratios = rmap_run_means(jobs).select("sample", "trace", "bound", "policy", "data", "vs_trad", "vs_naive")
     return stats.join(ratios, on=["sample", "trace", "bound", "policy", "data"]).sort(keys)
 
@@ -321,8 +446,10 @@ def run(ctx: ReproduceContext) -> PaperRun:
 
     t0 = time.perf_counter()
     samples = _samples(ctx)
-    ctx.step(f"RMAP grid: {len(samples)} samples × 4 traces × {len(BOUNDS)} bounds × 7 policies (+ 3 with the "
-             "other data source)")  # fmt: skip
+    ctx.step(
+        f"RMAP grid: {len(samples)} samples × 4 traces × {len(BOUNDS)} bounds × 7 policies (+ 3 with the "
+        "other data source)"
+    )
     jobs, sparse = run_grid(ctx)
     seconds = time.perf_counter() - t0
     ctx.step("claims and figures")
@@ -333,8 +460,12 @@ def run(ctx: ReproduceContext) -> PaperRun:
     oracle = rmap_cab_details(first)
     _, errors = fit_config_model(oracle, 0.1, seed=first)
     figures += write_model_figures(errors, fig_dir)
-    trad14 = jobs.filter((pl.col("trace") == "random2") & (pl.col("bound") == max(BOUNDS))
-                         & (pl.col("policy") == T) & pl.col("default_data"))  # fmt: skip
+    trad14 = jobs.filter(
+        (pl.col("trace") == "random2")
+        & (pl.col("bound") == max(BOUNDS))
+        & (pl.col("policy") == T)
+        & pl.col("default_data")
+    )
     no_wait = trad14.group_by("sample").agg((pl.col("wait") <= 1e-9).sum().alias("v"))["v"]
     notes = [
         "No Cab measurements are public: the configuration data are the documented synthetic model of "

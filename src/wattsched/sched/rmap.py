@@ -87,8 +87,11 @@ def traditional_config(table: ConfigTable, n_req: int, p_cluster: float) -> int:
     idx = table.packed(n_req)
     if idx is not None and table.power[idx] <= p_cluster:
         return idx
-    fits = [i for n in sorted(set(table.nodes.tolist()), reverse=True) if (i := table.packed(n)) is not None
-            and table.power[i] <= p_cluster]
+    fits = [
+        i
+        for n in sorted(set(table.nodes.tolist()), reverse=True)
+        if (i := table.packed(n)) is not None and table.power[i] <= p_cluster
+    ]
     if not fits:
         raise ValueError(f"{table.app}: no packed configuration fits the global bound {p_cluster:g} W")
     return fits[0]
@@ -103,8 +106,16 @@ def naive_config(table: ConfigTable, p_job: float) -> int:
     return least
 
 
-def decide(policy: RMAPPolicy, table: ConfigTable, n_req: int, t_req: float, p_job: float, p_avail: float,
-           nodes_avail: int, p_cluster: float) -> int | None:
+def decide(
+    policy: RMAPPolicy,
+    table: ConfigTable,
+    n_req: int,
+    t_req: float,
+    p_job: float,
+    p_avail: float,
+    nodes_avail: int,
+    p_cluster: float,
+) -> int | None:
     """The configuration to start **now**, or None if the job must wait."""
     if policy.kind == "traditional":
         idx = traditional_config(table, n_req, p_cluster)

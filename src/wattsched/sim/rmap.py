@@ -9,8 +9,8 @@ its planned end, used by reservations, is ``start + max(t_req, planned time)``.
 
 Per job: start, end, configuration (nodes, cores per node, cap), allocated power (policy data), actual power,
 wait and turnaround, its fair-share bound and ``started_by`` (``power-aware`` when Adaptive started it below its
-fair share, through Algorithm 1's fallback; ``request`` otherwise); per scheduling decision: the allocated and actual system power
-(paper Fig. 14).
+fair share, through Algorithm 1's fallback; ``request`` otherwise); per scheduling decision: the allocated and
+actual system power (paper Fig. 14).
 """
 
 from __future__ import annotations
@@ -32,8 +32,15 @@ class RMAPResult:
     decisions: pl.DataFrame
 
 
-def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *, model: JobDetails | None = None,
-                  p_cluster: float, n_nodes: int = 64) -> RMAPResult:
+def simulate_rmap(
+    jobs: pl.DataFrame,
+    policy: RMAPPolicy,
+    oracle: JobDetails,
+    *,
+    model: JobDetails | None = None,
+    p_cluster: float,
+    n_nodes: int = 64,
+) -> RMAPResult:
     """Simulate ``jobs`` (``job_id, submit_time, app, n_req, t_req``) under ``policy`` within ``p_cluster`` W on
     ``n_nodes`` nodes. ``oracle`` holds the measured configurations (the truth); ``model`` the predicted ones,
     used when the policy's data source is ``model``."""
@@ -97,8 +104,9 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
         blocked = False
         for j in list(queue):
             table = plan[apps[j]]
-            idx = decide(policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), free_power, free_nodes,
-                         p_cluster)
+            idx = decide(
+                policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), free_power, free_nodes, p_cluster
+            )
             if not blocked:
                 if idx is not None:
                     begin(j, idx, now)
@@ -106,9 +114,19 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
                     continue
                 blocked = True
                 res = reservation_config(policy, table, int(n_req[j]), float(p_job[j]), p_cluster)
-                shadow, extra_nodes, extra_power = _reserve(now, running, planned_end, plan, apps, cfg, alloc,
-                                                           free_nodes, free_power, int(table.nodes[res]),
-                                                           float(table.power[res]))
+                shadow, extra_nodes, extra_power = _reserve(
+                    now,
+                    running,
+                    planned_end,
+                    plan,
+                    apps,
+                    cfg,
+                    alloc,
+                    free_nodes,
+                    free_power,
+                    int(table.nodes[res]),
+                    float(table.power[res]),
+                )
                 continue
             if idx is None:
                 continue
@@ -121,34 +139,54 @@ def simulate_rmap(jobs: pl.DataFrame, policy: RMAPPolicy, oracle: JobDetails, *,
                     extra_nodes -= nodes_needed
                     extra_power -= power_needed
         if i >= n and not completions and queue:
-            stuck = ", ".join(f"job {int(jobs['job_id'][j])} ({apps[j]}, n_req {int(n_req[j])}, P_job {p_job[j]:.0f} W)"
-                              for j in queue)
+            stuck = ", ".join(
+                f"job {int(jobs['job_id'][j])} ({apps[j]}, n_req {int(n_req[j])}, P_job {p_job[j]:.0f} W)"
+                for j in queue
+            )
             raise RuntimeError(f"{policy.name}: {len(queue)} job(s) can never start within {p_cluster:g} W: {stuck}")
     tables = [plan[a] for a in apps]
     truth = [oracle[a] for a in apps]
-    out = jobs.select("job_id", "submit_time", "app", "n_req", "t_req").with_columns(
-        pl.Series("start_time", start), pl.Series("end_time", end),
-        pl.Series("nodes", [int(t.nodes[c]) for t, c in zip(tables, cfg, strict=True)]),
-        pl.Series("cores", [int(t.cores[c]) for t, c in zip(tables, cfg, strict=True)]),
-        pl.Series("cap", [float(t.cap[c]) for t, c in zip(tables, cfg, strict=True)]),
-        pl.Series("alloc_power", alloc),
-        pl.Series("actual_power", [float(t.power[c]) for t, c in zip(truth, cfg, strict=True)]),
-        pl.Series("planned_time", [float(t.time[c]) for t, c in zip(tables, cfg, strict=True)]),
-        pl.Series("p_job", p_job),
-        pl.Series("started_by", via.tolist(), dtype=pl.String),
-    ).with_columns(
-        (pl.col("end_time") - pl.col("start_time")).alias("runtime"),
-        (pl.col("start_time") - pl.col("submit_time")).alias("wait"),
-        (pl.col("end_time") - pl.col("submit_time")).alias("turnaround"),
+    out = (
+        jobs.select("job_id", "submit_time", "app", "n_req", "t_req")
+        .with_columns(
+            pl.Series("start_time", start),
+            pl.Series("end_time", end),
+            pl.Series("nodes", [int(t.nodes[c]) for t, c in zip(tables, cfg, strict=True)]),
+            pl.Series("cores", [int(t.cores[c]) for t, c in zip(tables, cfg, strict=True)]),
+            pl.Series("cap", [float(t.cap[c]) for t, c in zip(tables, cfg, strict=True)]),
+            pl.Series("alloc_power", alloc),
+            pl.Series("actual_power", [float(t.power[c]) for t, c in zip(truth, cfg, strict=True)]),
+            pl.Series("planned_time", [float(t.time[c]) for t, c in zip(tables, cfg, strict=True)]),
+            pl.Series("p_job", p_job),
+            pl.Series("started_by", via.tolist(), dtype=pl.String),
+        )
+        .with_columns(
+            (pl.col("end_time") - pl.col("start_time")).alias("runtime"),
+            (pl.col("start_time") - pl.col("submit_time")).alias("wait"),
+            (pl.col("end_time") - pl.col("submit_time")).alias("turnaround"),
+        )
     )
-    decisions = pl.DataFrame(log, schema={"time": pl.Float64, "job": pl.Int64, "allocated_power": pl.Float64,
-                                          "actual_power": pl.Float64}, orient="row")
+    decisions = pl.DataFrame(
+        log,
+        schema={"time": pl.Float64, "job": pl.Int64, "allocated_power": pl.Float64, "actual_power": pl.Float64},
+        orient="row",
+    )
     return RMAPResult(out, decisions)
 
 
-def _reserve(now: float, running: set[int], planned_end: np.ndarray, plan: JobDetails, apps: list[str],
-             cfg: np.ndarray, alloc: np.ndarray, free_nodes: int, free_power: float, need_nodes: int,
-             need_power: float) -> tuple[float, int, float]:
+def _reserve(
+    now: float,
+    running: set[int],
+    planned_end: np.ndarray,
+    plan: JobDetails,
+    apps: list[str],
+    cfg: np.ndarray,
+    alloc: np.ndarray,
+    free_nodes: int,
+    free_power: float,
+    need_nodes: int,
+    need_power: float,
+) -> tuple[float, int, float]:
     """``(shadow time, extra nodes, extra power)`` of the head job's reservation: running jobs release their
     nodes and power at their planned ends until both suffice."""
     nodes, power = free_nodes, free_power
