@@ -230,6 +230,12 @@ def _c002() -> ClaimResult:
     )
 
 
+def _fastest_ratio(table: ConfigTable, power: float, t_req: float) -> float:
+    """Time of the fastest configuration within ``power`` over ``t_req`` (inf when none fits)."""
+    idx = table.fastest(power)
+    return math.inf if idx is None else float(table.time[idx]) / t_req
+
+
 def _mechanism(jobs: pl.DataFrame, sparse: pl.DataFrame) -> dict[str, float]:
     """Measured quantities behind the ranking of Adaptive-0, Naive and unbounded Adaptive (large trace)."""
     large = jobs.filter((pl.col("trace") == "large") & pl.col("default_data"))
@@ -249,6 +255,37 @@ def _mechanism(jobs: pl.DataFrame, sparse: pl.DataFrame) -> dict[str, float]:
         "over2_au": 100.0 * float((of(AU)["runtime"] > 2.0 * of(AU)["t_req"]).mean()),
         "share_wait_a0": 100.0 * float(of(A0)["wait"].sum() / of(A0)["turnaround"].sum()),
     }
+    # what Adaptive-0's power-aware backfilling offered the jobs that waited (planned time / t_req)
+    waited = of(A0).filter(pl.col("wait") > 0)
+    offer, any_nodes = waited["fallback_offer"].to_numpy(), waited["fallback_offer_any_nodes"].to_numpy()
+    out |= {
+        "waited_a0": float(waited.height / max(of(A0).height, 1) * 100.0),
+        "offer_none": 100.0 * float(np.mean(np.isinf(offer))),
+        "offer_median": float(np.median(offer[np.isfinite(offer)])) if np.isfinite(offer).any() else math.inf,
+        "offer_any_median": float(np.median(any_nodes[np.isfinite(any_nodes)]))
+        if np.isfinite(any_nodes).any()
+        else math.inf,
+        "offer_le_1": 100.0 * float(np.mean(offer <= 1.0)),
+        "offer_le_13": 100.0 * float(np.mean(offer <= 1.3)),
+        # the paper's premise (§3.3): the fastest configuration within the fair share beats t_req
+        "naive_meets_treq": 100.0 * float((of(N)["planned_time"] <= of(N)["t_req"]).mean()),
+        "naive_meets_treq_low": 100.0
+        * float(
+            of(N)
+            .filter(pl.col("bound") == min(BOUNDS))
+            .select((pl.col("planned_time") <= pl.col("t_req")).mean())
+            .item()
+        ),
+    }
+    # Naive against Traditional over all traces: waits, runs and nodes per requested node
+    every = jobs.filter(pl.col("default_data"))
+    for pol, key in ((N, "n"), (T, "t")):
+        sub = every.filter(pl.col("policy") == pol)
+        out[f"all_wait_{key}"] = float(sub["wait"].mean())
+        out[f"all_run_{key}"] = float(sub["runtime"].mean())
+        out[f"nodes_high_{key}"] = float(
+            sub.filter(pl.col("bound") == max(BOUNDS)).select((pl.col("nodes") / pl.col("n_req")).mean()).item()
+        )
     sw = _wide(sparse)
     out["sparse_a0_vs_au"] = float(sw.select(_gain(sw, A0, AU).mean()).item())
     out["sparse_wait_a0"] = float(sparse.filter(pl.col("policy") == A0)["wait"].mean())
@@ -277,9 +314,22 @@ def _explain(m: dict[str, float]) -> dict[str, str]:
     fallback = (
         f"On the large trace Adaptive-0 starts only {m['fallback_a0']:.1f}% of its jobs through power-aware "
         f"backfilling (Adaptive-20 {m['fallback_a20']:.1f}%, unbounded {m['fallback_au']:.1f}%): a configuration "
-        f"within the leftover power P_avail < P_job is rarely as fast as t_req (the packed time), so Adaptive-0 "
-        f"behaves like Naive and waits {m['wait_a0']:.0f} s on average (Naive {m['wait_n']:.0f} s; waits are "
-        f"{m['share_wait_a0']:.0f}% of its turnaround)"
+        f"within the leftover power and the free nodes is rarely as fast as t_req (the packed time). Of the "
+        f"{m['waited_a0']:.0f}% of its jobs that waited, {m['offer_none']:.0f}% were never offered any "
+        f"configuration that fits, and the others' best offer was a median {m['offer_median']:.2f}× t_req "
+        f"({m['offer_any_median']:.2f}× had the free nodes not bounded it, [AMBIG-4.3]); {m['offer_le_1']:.0f}% were "
+        f"offered ≤ 1× and {m['offer_le_13']:.0f}% ≤ 1.3×. So Adaptive-0 behaves like Naive and waits "
+        f"{m['wait_a0']:.0f} s on average (Naive {m['wait_n']:.0f} s; waits are {m['share_wait_a0']:.0f}% of its "
+        f"turnaround). The paper's premise that the fair-share configuration 'will exceed the user's performance "
+        f"expectations in most cases' (§3.3) holds for {m['naive_meets_treq']:.0f}% of Naive's large-trace jobs, "
+        f"{m['naive_meets_treq_low']:.0f}% at {min(BOUNDS):,.0f} W"
+    )
+    naive = (
+        f"Over all traces Naive waits {m['all_wait_n']:.0f} s on average (Traditional {m['all_wait_t']:.0f} s) and "
+        f"runs {m['all_run_n']:.0f} s (Traditional {m['all_run_t']:.0f} s); at the highest bound it moulds jobs onto "
+        f"{m['nodes_high_n']:.2f}× their requested nodes (Traditional {m['nodes_high_t']:.2f}×), the paper's "
+        f"mechanism, but in the synthetic data those node-hungry configurations do not lengthen the queue enough to "
+        f"make Naive worse overall"
     )
     unbounded = (
         f"Unbounded Adaptive starts at once and cuts the mean wait to {m['wait_au']:.0f} s, while its runs take "
@@ -288,7 +338,7 @@ def _explain(m: dict[str, float]) -> dict[str, str]:
         f"(mean Adaptive-0 wait {m['sparse_wait_a0']:.0f} s) Adaptive-0 is {m['sparse_a0_vs_au']:+.1f}% against "
         f"unbounded: the ranking follows how much queue wait there is to trade"
     )
-    return {"table2": table2, "fallback": fallback, "unbounded": unbounded}
+    return {"table2": table2, "fallback": fallback, "unbounded": unbounded, "naive": naive}
 
 
 def claims(jobs: pl.DataFrame, sparse: pl.DataFrame) -> tuple[list[ClaimResult], dict[str, float]]:
@@ -379,10 +429,7 @@ def claims(jobs: pl.DataFrame, sparse: pl.DataFrame) -> tuple[list[ClaimResult],
             + ", ".join(f"{t} {r:.3f}" for t, r in ratio.iter_rows())
             + ")",
             note="mean over samples, traces and bounds",
-            explain="Naive moulds jobs onto up to 1.5× their requested nodes at high bounds (as the "
-            "paper says) and waits longer on the random traces, but runs faster than "
-            "Traditional at low bounds on the large trace; "
-            f"{why['table2']}.",
+            explain=f"{why['naive']}. {why['table2']}.",
         )
     )
     out.append(

@@ -9,8 +9,10 @@ its planned end, used by reservations, is ``start + max(t_req, planned time)``.
 
 Per job: start, end, configuration (nodes, cores per node, cap), allocated power (policy data), actual power,
 wait and turnaround, its fair-share bound and ``started_by`` (``power-aware`` when Adaptive started it below its
-fair share, through Algorithm 1's fallback; ``request`` otherwise); per scheduling decision: the allocated and
-actual system power (paper Fig. 14).
+fair share, through Algorithm 1's fallback; ``request`` otherwise), and for Adaptive the best fallback it was
+offered (``fallback_offer``: planned time / t_req of the fastest configuration within the free power and nodes,
+the lowest over the instants at which P_job > P_avail; ``fallback_offer_any_nodes``: the same on any nodes; inf
+when never offered); per scheduling decision: the allocated and actual system power (paper Fig. 14).
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def simulate_rmap(
     planned_end = np.full(n, np.nan)
     alloc = np.zeros(n)
     via = np.full(n, "", dtype=object)
+    # Adaptive's fallback, each time P_job > P_avail: the best planned time / t_req it was offered, within the free
+    # nodes and (diagnostic) on any nodes; the threshold decides whether the job takes it
+    offered = np.full(n, math.inf)
+    offered_any_nodes = np.full(n, math.inf)
     queue: list[int] = []
     running: set[int] = set()
     completions: list[tuple[float, int]] = []
@@ -107,6 +113,11 @@ def simulate_rmap(
             idx = decide(
                 policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), free_power, free_nodes, p_cluster
             )
+            if policy.kind == "adaptive" and p_job[j] > free_power + 1e-6:
+                for best, nodes in ((offered, free_nodes), (offered_any_nodes, None)):
+                    k = table.fastest(free_power + 1e-6, nodes)
+                    if k is not None:
+                        best[j] = min(best[j], float(table.time[k]) / float(t_req[j]))
             if not blocked:
                 if idx is not None:
                     begin(j, idx, now)
@@ -159,6 +170,8 @@ def simulate_rmap(
             pl.Series("planned_time", [float(t.time[c]) for t, c in zip(tables, cfg, strict=True)]),
             pl.Series("p_job", p_job),
             pl.Series("started_by", via.tolist(), dtype=pl.String),
+            pl.Series("fallback_offer", offered),
+            pl.Series("fallback_offer_any_nodes", offered_any_nodes),
         )
         .with_columns(
             (pl.col("end_time") - pl.col("start_time")).alias("runtime"),
