@@ -288,6 +288,13 @@ def _mechanism(jobs: pl.DataFrame, sparse: pl.DataFrame, mix: pl.DataFrame) -> d
             .item()
         ),
     }
+    # waits and runs per trace and policy (default data), for the per-claim explanations
+    every_default = jobs.filter(pl.col("default_data"))
+    for trace in ("large", "small"):
+        for pol, key in ((T, "t"), (A0, "a0"), (A10, "a10")):
+            sub = every_default.filter((pl.col("trace") == trace) & (pl.col("policy") == pol))
+            out[f"{trace}_wait_{key}"] = float(sub["wait"].mean())
+            out[f"{trace}_run_{key}"] = float(sub["runtime"].mean())
     # Naive against Traditional over all traces: waits, runs and nodes per requested node
     every = jobs.filter(pl.col("default_data"))
     for pol, key in ((N, "n"), (T, "t")):
@@ -412,7 +419,10 @@ def claims(jobs: pl.DataFrame, sparse: pl.DataFrame, mix: pl.DataFrame) -> tuple
             "C004-06",
             _per_sample(w, large, _gain(w, A10, T)),
             note="mean over the large trace's 5 bounds, per sample",
-            explain=why["fallback"],
+            explain=f"On the large trace Traditional waits {m['large_wait_t']:.0f} s on average against Adaptive-10's "
+            f"{m['large_wait_a10']:.0f} s, and runs {m['large_run_t']:.0f} s against {m['large_run_a10']:.0f} s: "
+            f"Traditional's worst-case provisioning serialises the large jobs (one packed job takes most of the "
+            f"bound) more than in the paper, where its gap to Adaptive-10 is smaller. {why['fallback']}",
         )
     )
     per_bound = (
@@ -443,8 +453,11 @@ def claims(jobs: pl.DataFrame, sparse: pl.DataFrame, mix: pl.DataFrame) -> tuple
                 "highest bound": _per_sample(w, small, worse, bounds=(high,)),
             },
             note="Adaptive-0 against Traditional on the small trace, % worse (negative: better)",
-            explain=f"{why['table2']}; small jobs barely queue, so the fair-share power cap's "
-            f"slower runs are not paid back.",
+            explain=f"On the small trace Adaptive-0's runs take {m['small_run_a0']:.0f} s on average against "
+            f"Traditional's {m['small_run_t']:.0f} s and its waits {m['small_wait_a0']:.0f} s against "
+            f"{m['small_wait_t']:.0f} s: small jobs barely queue, so only the fair share's effect on the runs counts; "
+            f"averaged over the bounds it costs less than in the paper, because at the higher bounds the fair share "
+            f"exceeds a small job's packed power and overprovisioning makes its runs faster than Traditional's.",
         )
     )
     ratio = w.group_by("trace").agg((pl.col(N) / pl.col(T)).mean().alias("r")).sort("trace")
@@ -474,7 +487,11 @@ def claims(jobs: pl.DataFrame, sparse: pl.DataFrame, mix: pl.DataFrame) -> tuple
             "C004-11",
             {"average": _per_sample(w, large, th.list.mean()), "at most": _per_sample(w, large, th.list.max(), "max")},
             note="thresholds 10/20/30% against 0% on the large trace, mean and max over bounds",
-            explain=why["fallback"],
+            explain=f"Thresholds admit the fallback offers between 1× and 1.3× t_req that Adaptive-0 refuses "
+            f"({m['offer_le_13'] - m['offer_le_1']:.0f}% of the waiting jobs' best offers; Adaptive-20 starts "
+            f"{m['fallback_a20']:.1f}% of the jobs below their fair share against Adaptive-0's "
+            f"{m['fallback_a0']:.1f}%), and since waits are {m['share_wait_a0']:.0f}% of Adaptive-0's turnaround each "
+            f"such start gains more than in the paper. {why['fallback']}",
         )
     )
     out.append(
