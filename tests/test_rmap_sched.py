@@ -153,3 +153,41 @@ def test_free_power_does_not_drift_below_the_bound() -> None:
     trace = generate_rmap_trace(oracle, "random1", seed=2)
     jobs = simulate_rmap(trace, parse_rmap_policy("rmap-adaptive-0"), oracle, model=model, p_cluster=6500.0).jobs
     assert jobs["end_time"].is_not_nan().all()
+
+
+def test_adaptive_backfills_within_what_the_reservation_leaves() -> None:
+    """The head job H is blocked and reserves 8 nodes and 700 W at 100 s, leaving 300 W beyond it. B's best
+    configuration within the free 400 W (8 nodes, 400 W) would run past the reservation without fitting its
+    leftovers; Adaptive then offers B the best configuration within those leftovers (4 nodes, 250 W, within t_req)."""
+
+    def table(app, nodes, power, time):
+        k = len(nodes)
+        return ConfigTable(
+            app,
+            nodes=np.array(nodes),
+            cores=np.full(k, 16),
+            cap=np.array([115.0, 95.0][:k]),
+            time=np.array(time),
+            power=np.array(power),
+        )
+
+    details = JobDetails(
+        [
+            table("A", [8], [600.0], [100.0]),
+            table("H", [8], [700.0], [50.0]),
+            table("B", [8, 4], [400.0, 250.0], [150.0, 190.0]),
+        ]
+    )
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3],
+            "submit_time": [0.0, 0.0, 0.0],
+            "app": ["A", "H", "B"],
+            "n_req": [8, 8, 8],
+            "t_req": [100.0, 50.0, 200.0],
+        }
+    )
+    out = simulate_rmap(jobs, parse_rmap_policy("rmap-adaptive-0", "oracle"), details, p_cluster=1000.0, n_nodes=16)
+    rows = {r["job_id"]: r for r in out.jobs.iter_rows(named=True)}
+    assert (rows[3]["start_time"], rows[3]["nodes"], rows[3]["started_by"]) == (0.0, 4, "power-aware")
+    assert rows[2]["start_time"] == 100.0  # the reservation holds

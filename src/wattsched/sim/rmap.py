@@ -78,10 +78,11 @@ def simulate_rmap(
     log: list[tuple[float, int, float, float]] = []
     i = 0
 
-    def begin(j: int, idx: int, now: float) -> None:
+    def begin(j: int, idx: int, now: float, avail: float | None = None) -> None:
         nonlocal free_nodes, free_power
         # Adaptive below its fair share (P_job > P_avail) started through power-aware backfilling (Algorithm 1)
-        via[j] = "power-aware" if policy.kind == "adaptive" and p_job[j] > free_power + 1e-6 else "request"
+        avail = free_power if avail is None else avail
+        via[j] = "power-aware" if policy.kind == "adaptive" and p_job[j] > avail + 1e-6 else "request"
         table_plan, table_true = plan[apps[j]], oracle[apps[j]]
         cfg[j], start[j] = idx, now
         actual = float(table_true.time[idx])
@@ -142,9 +143,20 @@ def simulate_rmap(
             if idx is None:
                 continue
             ends = now + max(float(t_req[j]), float(table.time[idx]))
+            fits = int(table.nodes[idx]) <= extra_nodes and float(table.power[idx]) <= extra_power + 1e-9
+            avail = free_power
+            if ends > shadow and not fits and policy.kind == "adaptive":
+                # power-aware backfilling within what the reservation leaves: the best configuration that fits
+                # the extra nodes and power (Algorithm 1 with P_avail = the extra power), if the threshold allows
+                alt = decide(
+                    policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), extra_power, extra_nodes, p_cluster
+                )
+                if alt is not None:
+                    idx, avail, fits = alt, extra_power, True
+                    ends = now + max(float(t_req[j]), float(table.time[idx]))
             nodes_needed, power_needed = int(table.nodes[idx]), float(table.power[idx])
-            if ends <= shadow or (nodes_needed <= extra_nodes and power_needed <= extra_power + 1e-9):
-                begin(j, idx, now)
+            if ends <= shadow or fits:
+                begin(j, idx, now, avail)
                 queue.remove(j)
                 if ends > shadow:
                     extra_nodes -= nodes_needed
