@@ -1,9 +1,10 @@
 """Figures of paper 004's experiment (Figs. 8–15), drawn from the jobs of one or more samples of the grid.
 
 A *sample* is one draw of the synthetic Cab data, the model's training sample and the traces (column ``sample``;
-absent means one sample). Result curves show the mean over samples with a min–max band, so the spread between
-seeds is visible; per-job panels (Figs. 12, 13, 15) and the timeline (Fig. 14) show the first sample, since jobs
-differ between samples.
+absent means one sample). Result curves show the mean over samples with a band (min–max for up to
+:data:`IQR_FROM` − 1 samples, the interquartile range from then on, where min–max bands of many samples overlap),
+so the spread between seeds is visible; per-job panels (Figs. 12, 13, 15) and the timeline (Fig. 14) show the
+first sample, since jobs differ between samples.
 
 Every policy has one colour, label and marker in every figure (:data:`POLICY_STYLE`), facets wrap two per row, and
 each figure has one legend. Drawn on bare :class:`~matplotlib.figure.Figure` objects: no pyplot state, no display.
@@ -48,8 +49,18 @@ def label(policy: str) -> str:
     return POLICY_STYLE.get(policy, (policy.removeprefix("rmap-"), "", ""))[0]
 
 
+#: From this many samples on, bands show the interquartile range instead of min–max.
+IQR_FROM = 5
+
+
+def band_label(jobs: pl.DataFrame) -> str:
+    """What the bands of :func:`_band` show for these jobs."""
+    n = with_sample(jobs)["sample"].n_unique()
+    return "interquartile range over samples" if n >= IQR_FROM else "min–max over samples"
+
+
 def _band(ax, frame: pl.DataFrame, policies: Sequence[str], column: str) -> None:
-    """Mean over samples per bound, with the min–max band when there are several samples."""
+    """Mean over samples per bound, with a band when there are several samples (see :data:`IQR_FROM`)."""
     for pol in policies:
         sub = frame.filter(pl.col("policy") == pol)
         if sub.height == 0:
@@ -60,14 +71,18 @@ def _band(ax, frame: pl.DataFrame, policies: Sequence[str], column: str) -> None
                 pl.col(column).mean().alias("m"),
                 pl.col(column).min().alias("lo"),
                 pl.col(column).max().alias("hi"),
+                pl.col(column).quantile(0.25, "linear").alias("q1"),
+                pl.col(column).quantile(0.75, "linear").alias("q3"),
                 pl.len().alias("n"),
             )
             .sort("x")
         )
         name, colour, marker = POLICY_STYLE[pol]
         ax.plot(agg["x"], agg["m"], marker=marker, color=colour, label=name, lw=1.6, ms=5)
-        if int(agg["n"].max()) > 1:
-            ax.fill_between(agg["x"], agg["lo"], agg["hi"], color=colour, alpha=0.12, lw=0)
+        n = int(agg["n"].max())
+        if n > 1:
+            lo, hi = ("q1", "q3") if n >= IQR_FROM else ("lo", "hi")
+            ax.fill_between(agg["x"], agg[lo], agg[hi], color=colour, alpha=0.12, lw=0)
 
 
 def _facets(n: int, height: float = 3.4) -> tuple[Figure, list]:
@@ -148,7 +163,7 @@ def fig_traces(jobs: pl.DataFrame, out: Path) -> list[Path]:
         ax.set(title=TRACE_TITLES[trace], ylabel="turnaround / Traditional", xlabel="global power bound / 14,720 W")
     _bottom_xlabels(axes)
     _legend(fig, MAIN)
-    fig.suptitle("Mean turnaround normalised to Traditional (lower is better; band: min–max over samples)")
+    fig.suptitle(f"Mean turnaround normalised to Traditional (lower is better; band: {band_label(jobs)})")
     return _save(fig, out, "fig09_10_traces")
 
 
@@ -168,7 +183,7 @@ def fig_thresholds(jobs: pl.DataFrame, out: Path) -> list[Path]:
         )
     _bottom_xlabels(axes)
     _legend(fig, ADAPTIVE, [Line2D([], [], color=POLICY_STYLE["rmap-naive"][1], ls=":", label="Naive")])
-    fig.suptitle("Adaptive with thresholds (Fig. 11; lower is better; band: min–max over samples)")
+    fig.suptitle(f"Adaptive with thresholds (Fig. 11; lower is better; band: {band_label(jobs)})")
     return _save(fig, out, "fig11_thresholds")
 
 
