@@ -977,6 +977,8 @@ def rmap_grid(
     seed: Annotated[int, typer.Option(help="Seed of the traces, the synthetic Cab data and the model sample.")] = 0,
     sample_share: Annotated[float, typer.Option(help="Share of each app's points the model trains on.")] = 0.1,
     overestimate: Annotated[float, typer.Option(help="Users overestimate t_req by up to this share.")] = 0.0,
+    arrival_scale: Annotated[float, typer.Option(help="Mean inter-arrival time over the mean t_req ([AMBIG-4.5]; "
+                                                      "larger is sparser).")] = 1.0,
     details: Annotated[Path | None, typer.Option(help="Measured configuration data (app, nodes, cores, cap, "
                                                       "time, power) instead of the synthetic Cab model.")] = None,
 ) -> None:
@@ -998,7 +1000,7 @@ def rmap_grid(
             raise ValueError(f"unknown trace(s) {bad}; choose from {', '.join(TRACES)}")
         jobs, decisions, seconds = run_rmap_grid(oracle, model, traces=chosen,
                                                  bounds=tuple(float(b) for b in items(bounds)), seed=seed,
-                                                 overestimate=overestimate)
+                                                 overestimate=overestimate, arrival_scale=arrival_scale)
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         _fail(str(exc))
     output.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from wattsched.platform.rmap import ConfigTable
 
 KINDS = ("traditional", "naive", "adaptive")
+#: Watts below which a power difference is rounding (sums of allocations drift by ~1e-12 W).
+_EPS = 1e-6
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,11 @@ def traditional_config(table: ConfigTable, n_req: int, p_cluster: float) -> int:
     idx = table.packed(n_req)
     if idx is not None and table.power[idx] <= p_cluster:
         return idx
-    fits = [i for n in sorted(set(table.nodes.tolist()), reverse=True) if (i := table.packed(n)) is not None
-            and table.power[i] <= p_cluster]
+    fits = [
+        i
+        for n in sorted(set(table.nodes.tolist()), reverse=True)
+        if (i := table.packed(n)) is not None and table.power[i] <= p_cluster
+    ]
     if not fits:
         raise ValueError(f"{table.app}: no packed configuration fits the global bound {p_cluster:g} W")
     return fits[0]
@@ -101,19 +106,27 @@ def naive_config(table: ConfigTable, p_job: float) -> int:
     return least
 
 
-def decide(policy: RMAPPolicy, table: ConfigTable, n_req: int, t_req: float, p_job: float, p_avail: float,
-           nodes_avail: int, p_cluster: float) -> int | None:
+def decide(
+    policy: RMAPPolicy,
+    table: ConfigTable,
+    n_req: int,
+    t_req: float,
+    p_job: float,
+    p_avail: float,
+    nodes_avail: int,
+    p_cluster: float,
+) -> int | None:
     """The configuration to start **now**, or None if the job must wait."""
     if policy.kind == "traditional":
         idx = traditional_config(table, n_req, p_cluster)
-    elif policy.kind == "naive" or p_job <= p_avail:
+    elif policy.kind == "naive" or p_job <= p_avail + _EPS:
         idx = naive_config(table, p_job)
     else:
-        idx = table.fastest(p_avail, nodes_avail)
+        idx = table.fastest(p_avail + _EPS, nodes_avail)
         if idx is None or table.time[idx] > (1.0 + policy.threshold) * t_req:
             return None
         return idx
-    return idx if table.nodes[idx] <= nodes_avail and table.power[idx] <= p_avail + 1e-9 else None
+    return idx if table.nodes[idx] <= nodes_avail and table.power[idx] <= p_avail + _EPS else None
 
 
 def reservation_config(policy: RMAPPolicy, table: ConfigTable, n_req: int, p_job: float, p_cluster: float) -> int:

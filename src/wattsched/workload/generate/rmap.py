@@ -7,7 +7,8 @@ within the trace's range:
 
 ``t_req`` is the measured time of the packed configuration ``(n_req × 16, 115 W)`` rounded up to a 10-s grid,
 times an optional overestimate factor drawn uniformly in ``[1, 1 + overestimate]`` (the paper: users overestimate
-by up to 20%; default 0). The arrival rate is "sparse": the mean inter-arrival time equals the mean ``t_req``.
+by up to 20%; default 0). The arrival rate is "sparse" ([AMBIG-4.5]): the mean inter-arrival time equals
+``arrival_scale`` × the mean ``t_req`` (default 1, the spec's example; larger is sparser).
 """
 
 from __future__ import annotations
@@ -22,11 +23,21 @@ from wattsched.platform.rmap import JobDetails
 TRACES = ("small", "large", "random1", "random2")
 
 
-def generate_rmap_trace(details: JobDetails, kind: str, *, n_jobs: int = 30, seed: int = 0,
-                        overestimate: float = 0.0, n_nodes: int = 64) -> pl.DataFrame:
+def generate_rmap_trace(
+    details: JobDetails,
+    kind: str,
+    *,
+    n_jobs: int = 30,
+    seed: int = 0,
+    overestimate: float = 0.0,
+    n_nodes: int = 64,
+    arrival_scale: float = 1.0,
+) -> pl.DataFrame:
     """``job_id, submit_time, app, n_req, t_req``; see the module docstring."""
     if kind not in TRACES:
         raise ValueError(f"unknown RMAP trace {kind!r}; choose from {', '.join(TRACES)}")
+    if not arrival_scale > 0:
+        raise ValueError(f"arrival_scale must be > 0, got {arrival_scale}")
     if overestimate < 0:
         raise ValueError(f"overestimate must be ≥ 0, got {overestimate}")
     rng = np.random.default_rng([seed, TRACES.index(kind)])
@@ -47,12 +58,14 @@ def generate_rmap_trace(details: JobDetails, kind: str, *, n_jobs: int = 30, see
         t_packed = float(table.time[table.packed(n_req)])
         t_req = math.ceil(t_packed * float(rng.uniform(1.0, 1.0 + overestimate)) / 10.0 - 1e-9) * 10.0
         rows.append((j + 1, app, n_req, t_req))
-    frame = pl.DataFrame(rows, schema={"job_id": pl.Int64, "app": pl.Utf8, "n_req": pl.Int64, "t_req": pl.Float64},
-                         orient="row")
-    mean_gap = float(frame["t_req"].mean())
+    frame = pl.DataFrame(
+        rows, schema={"job_id": pl.Int64, "app": pl.Utf8, "n_req": pl.Int64, "t_req": pl.Float64}, orient="row"
+    )
+    mean_gap = arrival_scale * float(frame["t_req"].mean())
     gaps = rng.exponential(mean_gap, n_jobs)
     gaps[0] = 0.0
     if kind == "random1":
         gaps[: 2 * n_jobs // 3] /= 3.0
     return frame.with_columns(pl.Series("submit_time", np.cumsum(gaps))).select(
-        "job_id", "submit_time", "app", "n_req", "t_req")
+        "job_id", "submit_time", "app", "n_req", "t_req"
+    )
