@@ -39,17 +39,28 @@ Model (every number is a field of :class:`M100LikeParams`):
   has 66 jobs with end = start).
 * **Arrivals** — non-homogeneous Poisson with an hourly weekly profile (cosine daily cycle peaking at peak_hour,
   weekends × weekend_factor), sampled in operational time and mapped back. The first job is submitted at 0 and the
-  last one at the span: ``span_days`` if given, else, with ``target_load``, span = Σ size·runtime / (n_nodes ·
-  target_load) so the offered load (``lublin.offered_load``) matches to floating-point precision; else span =
-  n_jobs / jobs_per_day (PM100's rate). ``provenance.header["clock_offset"]`` is the time of day of submit 0.
+  last one at the span: ``span_days`` if given, else span = Σ size·runtime / (n_nodes · target_load) so the
+  offered load (``lublin.offered_load``) matches to floating-point precision, with target_load =
+  params.default_target_load (0.95, docs/m100like.md) when none is given; with default_target_load = None,
+  span = n_jobs / jobs_per_day (PM100's rate). The work is heavy-tailed (a few long many-node templates), so a
+  fixed rate gives offered loads of 0.38–0.84 with the seed; a fixed load gives every seed the same one.
+  ``provenance.header["clock_offset"]`` is the time of day of submit 0.
 * **Power** (per node, W) — job dynamic level = template level × (1 + drift(t)) × exp(dynamic_job_sigma · N),
   drift(t) a sum of three slow sinusoids per template (periods log-uniform in [drift_period_min_days,
   drift_period_max_days], total sd drift_sd). The job pattern at sample s is idle + dynamic × (1 + A · wave(s)),
   wave = tanh(k·sin(2π(s/period + φ)))/tanh(k) (k small: sine-like, k large: square compute/IO phases; A = 0 for
   flat templates), preceded by a linear ramp of up to ramp_max_samples samples from idle + ramp_start_fraction ×
   dynamic; plus job-wide noise (common_noise × dynamic × N) and rare spikes (+spike_size × dynamic ×
-  U(0.5, 1.5)). Each node adds a fixed offset (node_offset × dynamic × N) and its own noise ((node_noise ×
-  dynamic + node_noise_watts) × N), then is clipped to [min_node_watts, max_node_watts] = [200, 2100] W.
+  U(0.5, 1.5)). This common level is clipped at the platform bound (``platform_node_dynamic_watts``; below), then
+  each node adds a fixed offset (node_offset × dynamic × N) and its own noise ((node_noise × dynamic +
+  node_noise_watts) × N), and is clipped to [min_node_watts, max_node_watts] = [200, 2100] W.
+* **Platform bound** — Marconi100's dynamic power never exceeded 719,880 W (734.6 W per node on average) in
+  2022. Without a bound, a window's platform power is made of a few templates (a 256-node job, or one heavy
+  user's many 32-node jobs, share one level), and a template from the upper tail of the level distribution with
+  synchronous phases pushed uncapped windows to 1.2–1.45× that range. A job's common level is therefore at most
+  b + (1860 − b)/√q_eff W per node, b = 0.8 × 734.6 W, q_eff = max(its nodes, its template's mean concurrent
+  nodes): a single node keeps its full range, while what many nodes draw together stays near the platform's
+  per-node average.
   Normal deviates come from a 65,536-point quantile table indexed by random 16-bit integers (exact N(0, 1)
   quantiles, ≈ 4× faster than ``standard_normal`` at the ≈ 300 M per-node samples of a PM100-sized run).
 
@@ -107,12 +118,47 @@ _FAIL_LIKE = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL")
 #: PM100 node counts 1–256: power-of-two sizes dominate; a few common non-powers keep the tail realistic.
 NODE_COUNTS: tuple[int, ...] = (1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 100, 128, 200, 256)
 NODE_COUNT_WEIGHTS: tuple[float, ...] = (
-    0.721, 0.088, 0.008, 0.045, 0.004, 0.040, 0.003, 0.003, 0.0486, 0.004, 0.002, 0.018, 0.001, 0.009,
-    0.0005, 0.004, 0.0002, 0.0011,
+    0.721,
+    0.088,
+    0.008,
+    0.045,
+    0.004,
+    0.040,
+    0.003,
+    0.003,
+    0.0486,
+    0.004,
+    0.002,
+    0.018,
+    0.001,
+    0.009,
+    0.0005,
+    0.004,
+    0.0002,
+    0.0011,
 )
 #: Discrete Slurm time limits (minutes), up to the 24 h limit of M100's production partition.
 TIME_LIMITS_MINUTES: tuple[int, ...] = (
-    5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 360, 480, 600, 720, 900, 1080, 1200, 1440,
+    5,
+    10,
+    15,
+    20,
+    30,
+    45,
+    60,
+    90,
+    120,
+    180,
+    240,
+    300,
+    360,
+    480,
+    600,
+    720,
+    900,
+    1080,
+    1200,
+    1440,
 )
 
 
@@ -170,7 +216,9 @@ class M100LikeParams:
     #: Probability that a non-TIMEOUT job has runtime 0 (empty profile).
     zero_runtime_prob: float = 3e-4
     # --- arrivals
-    #: Default arrival rate when neither span_days nor target_load is given (PM100: 231,238 jobs in 160.5 days).
+    #: Offered load when neither span_days nor target_load is given (None: PM100's arrival rate, jobs_per_day).
+    default_target_load: float | None = 0.95
+    #: Arrival rate with default_target_load = None and no span (PM100: 231,238 jobs in 160.5 days).
     jobs_per_day: float = 1440.5
     #: Daily cycle: rate ∝ 1 + daily_amplitude · cos(2π(hour − peak_hour)/24); weekends × weekend_factor.
     daily_amplitude: float = 0.5
@@ -216,6 +264,15 @@ class M100LikeParams:
     #: Median per-sample spike probability (lognormal across templates, ≤ 0.2) and spike size (fraction).
     spike_prob: float = 0.01
     spike_size: float = 0.4
+    #: Platform bound (docs/m100like.md). platform_node_dynamic_watts: the highest machine-average dynamic power
+    #: per node (M100, 2022: 719,880 W / 980 nodes). A job's common level (its phases, noise and spikes, before
+    #: the per-node noise) is clipped at b + (max_node_watts − idle_watts − b) / √q_eff per node, with
+    #: b = bound_fraction · platform_node_dynamic_watts and q_eff = max(job nodes, its template's mean concurrent
+    #: nodes): one node may reach its physical maximum, while the excess over b of what many nodes draw together
+    #: (one big job, or many jobs of one template, which share its level) shrinks like 1/√q_eff. The level is
+    #: scaled down so that its phase peak meets the bound. None: no bound.
+    platform_node_dynamic_watts: float | None = 719_880.0 / 980.0
+    bound_fraction: float = 0.8
 
     def __post_init__(self) -> None:
         if len(self.node_counts) != len(self.node_count_weights) or not self.node_counts:
@@ -232,8 +289,14 @@ class M100LikeParams:
             raise ValueError("time_limits_minutes must be non-empty and positive")
         if not 1.0 <= self.walltime_headroom_low <= self.walltime_headroom_high:
             raise ValueError("need 1 ≤ walltime_headroom_low ≤ walltime_headroom_high")
-        states = (self.p_completed, self.p_failed, self.p_cancelled, self.p_timeout, self.p_out_of_memory,
-                  self.p_node_fail)
+        states = (
+            self.p_completed,
+            self.p_failed,
+            self.p_cancelled,
+            self.p_timeout,
+            self.p_out_of_memory,
+            self.p_node_fail,
+        )
         if min(states) < 0 or sum(states) <= 0 or self.p_timeout >= sum(states):
             raise ValueError("state probabilities must be ≥ 0, sum > 0, and not all TIMEOUT")
         if not (self.min_node_watts <= self.idle_watts < self.max_node_watts):
@@ -248,24 +311,60 @@ class M100LikeParams:
             raise ValueError("need 0 < drift_period_min_days ≤ drift_period_max_days")
         if not 0 <= self.start_weekday <= 6:
             raise ValueError("start_weekday must be in 0..6")
-        for name in ("flat_prob", "node_jitter_prob", "zero_runtime_prob", "partial_node_power_floor",
-                     "weekend_factor", "dynamic_user_share"):
+        for name in (
+            "bound_fraction",
+            "flat_prob",
+            "node_jitter_prob",
+            "zero_runtime_prob",
+            "partial_node_power_floor",
+            "weekend_factor",
+            "dynamic_user_share",
+        ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
-        positive = ("zipf_exponent", "template_weight_concentration", "runtime_median", "jobs_per_day",
-                    "dynamic_median", "fail_fraction_exponent")
+        positive = (
+            "zipf_exponent",
+            "template_weight_concentration",
+            "runtime_median",
+            "jobs_per_day",
+            "dynamic_median",
+            "fail_fraction_exponent",
+        )
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0")
-        non_negative = ("templates_per_user_mean", "runtime_template_sigma", "runtime_job_sigma",
-                        "timeout_walltime_exponent", "cancel_log_sigma", "daily_amplitude", "dynamic_template_sigma",
-                        "dynamic_job_sigma", "drift_sd", "variability_sigma", "phase_amplitude",
-                        "ramp_start_fraction", "common_noise", "node_noise", "node_noise_watts", "node_offset",
-                        "spike_prob", "spike_size")
+        non_negative = (
+            "templates_per_user_mean",
+            "runtime_template_sigma",
+            "runtime_job_sigma",
+            "timeout_walltime_exponent",
+            "cancel_log_sigma",
+            "daily_amplitude",
+            "dynamic_template_sigma",
+            "dynamic_job_sigma",
+            "drift_sd",
+            "variability_sigma",
+            "phase_amplitude",
+            "ramp_start_fraction",
+            "common_noise",
+            "node_noise",
+            "node_noise_watts",
+            "node_offset",
+            "spike_prob",
+            "spike_size",
+        )
         for name in non_negative:
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be ≥ 0")
+        if self.default_target_load is not None and not (
+            math.isfinite(self.default_target_load) and self.default_target_load > 0
+        ):
+            raise ValueError("default_target_load must be None or a finite number > 0")
+        if self.platform_node_dynamic_watts is not None and not (
+            0 < self.platform_node_dynamic_watts <= self.max_node_watts - self.idle_watts
+        ):
+            raise ValueError("platform_node_dynamic_watts must be None or in (0, max_node_watts − idle_watts]")
         if self.daily_amplitude >= 1.0:
             raise ValueError("daily_amplitude must be < 1 (arrival rate stays positive)")
 
@@ -348,7 +447,7 @@ class _Templates(NamedTuple):
 
 def _templates(rng: np.random.Generator, p: M100LikeParams, n_users: int, n_nodes: int) -> _Templates:
     ranks = np.arange(1, n_users + 1, dtype=np.float64)
-    user_p = ranks ** -p.zipf_exponent
+    user_p = ranks**-p.zipf_exponent
     user_p /= user_p.sum()
     n_tpl = 1 + np.minimum(rng.poisson(p.templates_per_user_mean, n_users), p.max_templates_per_user - 1)
     user = np.repeat(np.arange(n_users), n_tpl)
@@ -394,8 +493,24 @@ def _templates(rng: np.random.Generator, p: M100LikeParams, n_users: int, n_node
     spike = np.minimum(p.spike_prob * np.exp(rng.standard_normal(t)), 0.2)
     drift_period = _log_uniform(rng, p.drift_period_min_days, p.drift_period_max_days, (t, 3)) * SECONDS_PER_DAY
     drift_phase = rng.uniform(0.0, 2.0 * math.pi, (t, 3))
-    return _Templates(user, mass, nodes, cores, np.where(nodes == 1, gpus1, 0), scale, walltime, dynamic,
-                      variability, amplitude, period, sharpness, ramp, spike, drift_period, drift_phase)
+    return _Templates(
+        user,
+        mass,
+        nodes,
+        cores,
+        np.where(nodes == 1, gpus1, 0),
+        scale,
+        walltime,
+        dynamic,
+        variability,
+        amplitude,
+        period,
+        sharpness,
+        ramp,
+        spike,
+        drift_period,
+        drift_phase,
+    )
 
 
 def _week_profile(p: M100LikeParams) -> np.ndarray:
@@ -438,11 +553,12 @@ def _states(rng: np.random.Generator, walltime: np.ndarray, p: M100LikeParams) -
     probs = np.array([p.p_completed, p.p_failed, p.p_cancelled, p.p_out_of_memory, p.p_node_fail])
     total = probs.sum() + p.p_timeout
     p_to = p.p_timeout / total
-    w = walltime ** p.timeout_walltime_exponent
+    w = walltime**p.timeout_walltime_exponent
     p_job = np.clip(p_to * w / w.mean(), 0.0, 0.9)
     u = rng.random(walltime.size)
-    other = np.minimum(np.searchsorted(np.cumsum(probs / probs.sum()), (u - p_job) / (1.0 - p_job), "right"),
-                       probs.size - 1)
+    other = np.minimum(
+        np.searchsorted(np.cumsum(probs / probs.sum()), (u - p_job) / (1.0 - p_job), "right"), probs.size - 1
+    )
     names = np.array([*_OTHER_STATES, "TIMEOUT"])
     return names[np.where(u < p_job, probs.size, other)]
 
@@ -506,6 +622,7 @@ def _power(
         if spikes.size:
             size = np.float32(p.spike_size) * (np.float32(0.5) + rng_sample.random(spikes.size, dtype=np.float32))
             level[spikes] += size * dyn[spikes]
+        np.minimum(level, f32["bound"][sj], out=level)
         level += np.float32(p.idle_watts) - _CENTRE
 
         # Per-node elements, sample-major: (job, sample, node).
@@ -551,8 +668,10 @@ def _check_int(name: str, value: object) -> int:
 
 
 def _check_positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer) or not (
-        math.isfinite(value) and value > 0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | np.floating | np.integer)
+        or not (math.isfinite(value) and value > 0)
     ):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
@@ -592,6 +711,8 @@ def generate_m100like(
     if params is not None and not isinstance(params, M100LikeParams):
         raise ValueError(f"params must be an M100LikeParams, got {type(params).__name__}")
     p = params if params is not None else M100LikeParams()
+    if target_load is None and span_days is None and p.default_target_load is not None and n_jobs >= 2:
+        target_load = p.default_target_load
 
     rng_tpl, rng_job, rng_state, rng_arr, rng_power, rng_sample, rng_node = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(7)
@@ -609,8 +730,12 @@ def generate_m100like(
     gpus = np.where(nodes == 1, tpl.gpus[t], p.gpus_per_node * nodes)
     walltime = tpl.walltime[t]
     natural = tpl.runtime_scale[t] * np.exp(p.runtime_job_sigma * rng_job.standard_normal(n_jobs))
-    u_fail, z_cancel, u_over, u_zero = (rng_job.random(n_jobs), rng_job.standard_normal(n_jobs),
-                                        rng_job.random(n_jobs), rng_job.random(n_jobs))
+    u_fail, z_cancel, u_over, u_zero = (
+        rng_job.random(n_jobs),
+        rng_job.standard_normal(n_jobs),
+        rng_job.random(n_jobs),
+        rng_job.random(n_jobs),
+    )
 
     state = _states(rng_state, walltime, p)
     runtime = natural.copy()
@@ -639,11 +764,27 @@ def generate_m100like(
 
     # Job-level power parameters (drift evaluated at the absolute model clock).
     clock = (submit + origin)[:, None]
-    drift = (p.drift_sd * math.sqrt(2.0 / 3.0)
-             * np.sin(2.0 * math.pi * clock / tpl.drift_period[t] + tpl.drift_phase[t]).sum(axis=1))
-    dynamic = (tpl.dynamic[t] * np.maximum(1.0 + drift, 0.3)
-               * np.exp(p.dynamic_job_sigma * rng_power.standard_normal(n_jobs)))
+    drift = (
+        p.drift_sd
+        * math.sqrt(2.0 / 3.0)
+        * np.sin(2.0 * math.pi * clock / tpl.drift_period[t] + tpl.drift_phase[t]).sum(axis=1)
+    )
+    dynamic = (
+        tpl.dynamic[t] * np.maximum(1.0 + drift, 0.3) * np.exp(p.dynamic_job_sigma * rng_power.standard_normal(n_jobs))
+    )
     dynamic = np.minimum(dynamic, 0.95 * (p.max_node_watts - p.idle_watts))
+    bound = np.full(n_jobs, np.inf)
+    if p.platform_node_dynamic_watts is not None:
+        # Jobs of one template share its level: what draws together is the template's mean concurrent nodes.
+        span_s = float(submit[-1])
+        concurrent = (
+            np.bincount(t, weights=nodes * runtime, minlength=tpl.mass.size)[t] / span_s
+            if span_s > 0
+            else np.zeros(n_jobs)
+        )
+        b = p.bound_fraction * p.platform_node_dynamic_watts
+        bound = b + (p.max_node_watts - p.idle_watts - b) / np.sqrt(np.maximum(nodes, concurrent))
+    dynamic = np.minimum(dynamic, bound / (1.0 + tpl.amplitude[t]))
     variability = tpl.variability[t]
     sharp = tpl.sharpness[t]
     job_power = {
@@ -658,6 +799,7 @@ def generate_m100like(
         "spike_prob": tpl.spike_prob[t],
         "node_sd": p.node_noise * variability * dynamic + p.node_noise_watts,
         "offset_sd": p.node_offset * dynamic,
+        "bound": bound,
     }
     n_samples = np.ceil(runtime / sample_period).astype(np.int64)
     stats = _power(rng_sample, rng_node, n_samples, nodes, job_power, p)
@@ -738,6 +880,13 @@ def _conventions(
         span = f"span = {span_days} days"
     else:
         span = f"span = n_jobs / {p.jobs_per_day} jobs per day (PM100 rate)"
+    bound = (
+        "no platform bound on job power"
+        if p.platform_node_dynamic_watts is None
+        else "platform bound: a job's common per-node dynamic level ≤ b + (max − idle − b)/√q_eff, b ="
+        f" {p.bound_fraction:g}·{p.platform_node_dynamic_watts:.1f} W (q_eff = max(nodes, its template's mean"
+        " concurrent nodes))"
+    )
     return [
         "synthetic: Marconi100-like jobs with per-user templates (habits) and slow power drift",
         "size = nodes (node-exclusive); cores = cores_per_node·nodes and gpus = gpus_per_node·nodes for multi-node"
@@ -745,6 +894,7 @@ def _conventions(
         "walltime = Slurm time limit (s) from a discrete set of minutes; TIMEOUT jobs have runtime == walltime",
         "runtime in whole seconds; runtime 0 (ended at start) gives an empty power_profile and null power stats",
         f"submit_time from 0 to the span, weekly/daily-cycle Poisson arrivals; {span}",
+        bound,
         f"power_profile: job power (W) summed over its nodes at each {sample_period:g} s sample,"
         " len = ceil(runtime / sample_period)",
         f"per-node samples clipped to [{p.min_node_watts:g}, {p.max_node_watts:g}] W; idle {p.idle_watts:g} W",
