@@ -224,7 +224,7 @@ def test_prestart_and_requeue_campaigns_report_the_pre_state_apart(tmp_path) -> 
              "windows": {"count": 1, "hours": 12, "seed": 0, "prestate": name}}
             for name in ("requeue", "prestart")
         ],
-        "grid": {"checks": ["max", "mean"], "caps": [0.4], "post_window_cap": ["none", "dynamic_range"]},
+        "grid": {"checks": ["max", "mean"], "caps": [0.2], "post_window_cap": ["none", "dynamic_range"]},
         "baselines": False,
     })  # fmt: skip
     run_campaign(spec, tmp_path, workers=1)
@@ -239,7 +239,8 @@ def test_prestart_and_requeue_campaigns_report_the_pre_state_apart(tmp_path) -> 
     assert not runs.filter(pl.col("check") == "max")["p_trespass"].any()
     assert not req.filter(pl.col("check") == "max")["p_machine_trespass"].any()
     over = pre.filter(pl.col("p_machine_trespass") & ~pl.col("p_trespass"))
-    assert over.height > 0 and over["p_prestate_over_cap"].all()  # this window's pre-state alone breaks a 0.4 cap
+    # this window's pre-state alone breaks a 0.2 cap (calibrated pre-states draw about a third of the range)
+    assert over.height > 0 and over["p_prestate_over_cap"].all()
 
 
 def test_the_campaign_files_printed_in_the_docs_validate(tmp_path) -> None:
