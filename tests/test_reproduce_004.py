@@ -67,5 +67,6 @@ def test_results_and_figures(quick) -> None:
         "fig14_timeline",
         "fig15_random2",
         "rmap_model_error_quartiles",
+        "rmap_cab_calibration",
     ):
         assert f"{stem}.png" in names
