@@ -376,3 +376,16 @@ def test_platform_import_needs_no_matplotlib() -> None:
     code = "import sys, wattsched.platform.rmap as r; r.rmap_cab_details(0); print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_rmap_grid_cli_takes_the_cab_data_option(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    args = ["rmap", "grid", "--traces", "small", "--bounds", "14000"]
+    ok = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "v1"), "--cab-data", "synthetic-v1"])
+    assert ok.exit_code == 0, ok.output
+    assert pl.read_parquet(tmp_path / "v1" / "jobs.parquet").height > 0
+    bad = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "bad"), "--cab-data", "measured"])
+    assert bad.exit_code != 0 and "unknown cab_data" in bad.output
