@@ -15,16 +15,20 @@ No Cab data are public, so the "measured" configuration data are drawn from the 
     - The socket (:data:`CAB_SOCKET`: floor, static and dynamic power per core) and SP-MZ's response to cores,
       nodes and frequency (memory share 0.87, saturation a_s = 2 cores, frequency exponent β = 0.96) are a
       least-squares fit of the physical model to Table 2's three SP-MZ class C runs (6 numbers: times and powers,
-      all reproduced within 1%). :data:`SP_MZ_CLASS_C` is that class C SP-MZ (base time 388 s, activity 0.456).
+      all reproduced within 1.1%; fitted once, offline, with weak priors towards synthetic-v1's values; the test
+      suite checks the result). :data:`SP_MZ_CLASS_C` is that class C SP-MZ (base time 388 s, activity 0.456).
     - The spin-wait activity of serial and communication phases (busy-polling MPI, spinning OpenMP threads) is
       solved so that NSC draws Fig. 2's 66.1 W at 64 × 16 uncapped, with NSC's spin loop at activity 1.
     - Each other app's parallel-phase activity u is solved so that it draws its Fig. 2 socket power there: SP-MZ
       92.6 W (the paper's highest); the six apps the paper shows only in the figure keep synthetic-v1's order
-      with half its spread, shifted so that the eight average Fig. 2's 81.0 W (:func:`fig2_targets`).
+      with half its spread, shifted so that the eight average Fig. 2's 81.0 W, each clipped to what it can draw
+      at activity ≤ 1 and to the paper's 66.1–92.6 W (:func:`fig2_targets`; LU-MZ and NSM reach only 72.7 and
+      68.4 W, their communication phases dominate at 64 nodes).
     - Everything else (base times, serial fractions, communication, memory shares of the other apps, footprints)
       is synthetic-v1's: the paper publishes nothing about it. Class D SP-MZ shares class C's memory behaviour
-      but has synthetic-v1's base time, serial fraction and communication; its activity comes from Fig. 2
-      (class D draws 92.6 W per socket at 64 × 16 where class C draws 66 W at 6 × 16).
+      but has synthetic-v1's base time and serial fraction and no communication term (with synthetic-v1's it
+      cannot draw 92.6 W at any activity); its activity comes from Fig. 2 (class D draws 92.6 W per socket at
+      64 × 16 where class C draws 66 W at 6 × 16).
 
 Measurement noise (seeded, per application from ``(seed, crc32(app))``): time × exp(0.02·z), socket power
 × exp(0.015·z), then re-capped at p (RAPL enforces the cap).
