@@ -42,6 +42,9 @@ def test_claims_json_reads_back_and_the_deterministic_claims_hold(quick) -> None
             assert spread.n == 3 and spread.over == "samples"
     text = (quick / "REPORT.md").read_text(encoding="utf-8")
     assert "C004-10" in text and "power-aware backfilling" in text
+    # the run uses the calibrated Cab data and sets its agreement with the paper's measurements beside it
+    assert "| Cab data | calibrated |" in text
+    assert "The Cab data against the paper's published measurements" in text
 
 
 def test_results_and_figures(quick) -> None:
@@ -64,5 +67,6 @@ def test_results_and_figures(quick) -> None:
         "fig14_timeline",
         "fig15_random2",
         "rmap_model_error_quartiles",
+        "rmap_cab_calibration",
     ):
         assert f"{stem}.png" in names

@@ -983,6 +983,8 @@ def rmap_grid(
                                                       "larger is sparser).")] = 1.0,
     details: Annotated[Path | None, typer.Option(help="Measured configuration data (app, nodes, cores, cap, "
                                                       "time, power) instead of the synthetic Cab model.")] = None,
+    cab_data: Annotated[str, typer.Option(help="Parameters of the synthetic Cab model: calibrated (fitted to the "
+                                               "paper's Fig. 2 and Table 2) or synthetic-v1.")] = "calibrated",
 ) -> None:
     """Paper 004's experiment: traces × bounds × Traditional / Naive / Adaptive (0–30%, unbounded), oracle and
     model data; summary and Figs. 6–15."""
@@ -994,7 +996,7 @@ def rmap_grid(
         return [x.strip() for x in text.split(",") if x.strip()]
 
     try:
-        oracle = JobDetails.read(details) if details is not None else rmap_cab_details(seed)
+        oracle = JobDetails.read(details) if details is not None else rmap_cab_details(seed, cab_data=cab_data)
         model, errors = fit_config_model(oracle, sample_share, seed=seed)
         chosen = tuple(items(traces))
         bad = [t for t in chosen if t not in TRACES]
