@@ -109,6 +109,19 @@ def campaign_data(setting: Setting, seeds: tuple[int, ...], experiment: str) -> 
     }
 
 
+def windows_of(setting: Setting, seed: int) -> list[Any]:
+    """The windows (``ReadResult`` each) that the reproduction's campaigns run for ``seed``, without predictions:
+    the one construction shared by ``reproduce 000``, the power-shape tests and the docs."""
+    from wattsched.campaign.runner import _load
+    from wattsched.workload.windows import WindowSpec, cut_windows
+
+    spec = parse_spec(campaign_data(setting, (seed,), "estimators"))
+    wl = spec.workloads[0]
+    read = _load(wl, seed)
+    w = wl.windows
+    return [window for _, window in cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate))]
+
+
 def grid_size(spec: CampaignSpec) -> dict[str, int]:
     """Instances (capped runs) and baselines per seed of ``spec``, counted by expanding its grid as the runner
     does (window ids stand in for the windows, which the count does not depend on)."""
