@@ -23,11 +23,18 @@ from wattsched.campaign.figures import (
 )
 from wattsched.campaign.runner import load_results, run_campaign
 from wattsched.campaign.spec import parse_spec
-from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label
+from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
 
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-ESTIMATORS = ["naive", "predicted max", "real max", "predicted gaussian99", "real gaussian99", "predicted mean",
-              "real mean"]
+ESTIMATORS = [
+    "naive",
+    "predicted max",
+    "real max",
+    "predicted gaussian99",
+    "real gaussian99",
+    "predicted mean",
+    "real mean",
+]
 
 
 def chromium_path() -> str | None:
@@ -42,12 +49,19 @@ def chromium_path() -> str | None:
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
-    spec = parse_spec({
-        "name": "report-test",
-        "workloads": [{"name": "m100", "generate": {"model": "m100", "jobs": 6000, "seed": 2, "target_load": 1.0},
-                       "windows": {"count": 2, "hours": 12, "seed": 0}}],
-        "grid": {"checks": ["naive", "mean", "gaussian99"], "sources": ["real", "predicted"], "caps": [0.5, 0.7]},
-    })
+    spec = parse_spec(
+        {
+            "name": "report-test",
+            "workloads": [
+                {
+                    "name": "m100",
+                    "generate": {"model": "m100", "jobs": 6000, "seed": 2, "target_load": 1.0},
+                    "windows": {"count": 2, "hours": 12, "seed": 0},
+                }
+            ],
+            "grid": {"checks": ["naive", "mean", "gaussian99"], "sources": ["real", "predicted"], "caps": [0.5, 0.7]},
+        }
+    )
     out = tmp_path_factory.mktemp("campaign")
     run = run_campaign(spec, out, workers=1)
     assert run.executed == run.total == 22  # 2 windows × (1 baseline + 2 caps × (naive + 2 checks × 2 sources))
@@ -114,9 +128,20 @@ def test_resample_step_keeps_the_extremes() -> None:
 
 
 def _chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-             "--mute-audio", f"--user-data-dir={profile}", "--virtual-time-budget=10000"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--mute-audio",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=10000",
+    ]
     return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -155,15 +180,80 @@ def test_dashboard_renders_in_headless_chromium(campaign, tmp_path) -> None:
 
 
 def test_a_campaign_without_predictions_still_reports(tmp_path) -> None:
-    spec = parse_spec({
-        "name": "real-only",
-        "workloads": [{"name": "m100", "generate": {"model": "m100", "jobs": 2000, "seed": 4, "target_load": 1.0},
-                       "windows": {"count": 1, "hours": 6, "seed": 0}}],
-        "grid": {"checks": ["mean"], "sources": ["real"], "caps": [0.6]},
-    })
+    spec = parse_spec(
+        {
+            "name": "real-only",
+            "workloads": [
+                {
+                    "name": "m100",
+                    "generate": {"model": "m100", "jobs": 2000, "seed": 4, "target_load": 1.0},
+                    "windows": {"count": 1, "hours": 6, "seed": 0},
+                }
+            ],
+            "grid": {"checks": ["mean"], "sources": ["real"], "caps": [0.6]},
+        }
+    )
     run_campaign(spec, tmp_path / "c", workers=1)
     paths = write_figures(tmp_path / "c", tmp_path / "figs")
     assert not any(p.name.startswith("prediction_") for p in paths)
     assert len(paths) == 2 * (len(METRICS) + 1)
     page = write_dashboard(tmp_path / "c", tmp_path / "d.html").read_text()
     assert "fig-gantt" in page and "fig-pred-" not in page
+
+
+def _hand_results() -> pl.DataFrame:
+    # real mean at cap 0.5 on three windows; window w1 ran twice (two post-window caps would be two groups, so
+    # here a duplicate of the same group): the per-group mean comes first, then the mean or median over groups
+    rows = [
+        ("w0", 0.5, 0.10, True),
+        ("w1", 0.5, 0.20, True),
+        ("w1", 0.5, 0.40, False),
+        ("w2", 0.5, 0.90, False),
+        ("w0", 0.7, 0.00, False),
+        ("w1", 0.7, 0.30, True),
+        ("w2", 0.7, 0.60, True),
+    ]
+    return pl.DataFrame(
+        {"kind": "run", "workload": [r[0] for r in rows], "cap": [r[1] for r in rows], "policy": "easy-pc",
+         "check": "mean", "source": "real", "p_turnaround_increase": [r[2] for r in rows],
+         "p_trespass": [r[3] for r in rows]}
+    )  # fmt: skip
+
+
+def test_summary_aggregates_per_window_and_cap_group_then_over_groups() -> None:
+    results = _hand_results()
+    mean = campaign_summary(results)  # the paper's mean is the default
+    half = mean.filter(pl.col("cap") == 0.5).row(0, named=True)
+    # groups at 0.5: w0 0.10, w1 (0.20 + 0.40)/2 = 0.30, w2 0.90 → mean 1.3/3, median 0.30
+    assert half["turnaround_inc"] == pytest.approx(1.3 / 3) and half["runs"] == 4
+    assert half["trespass"] == pytest.approx((1 + 0.5 + 0) / 3)
+    median = campaign_summary(results, stat="median").filter(pl.col("cap") == 0.5).row(0, named=True)
+    assert median["turnaround_inc"] == pytest.approx(0.30)
+    assert median["trespass"] == pytest.approx(half["trespass"])  # always a share
+    pooled = paper_summary(results).row(0, named=True)
+    # six (window, cap) groups: 0.10, 0.30, 0.90, 0.00, 0.30, 0.60
+    assert pooled["groups"] == 6 and pooled["turnaround_inc"] == pytest.approx(2.2 / 6)
+    assert pooled["trespass"] == pytest.approx((1 + 0.5 + 0 + 0 + 1 + 1) / 6)
+    assert paper_summary(results, stat="median").row(0, named=True)["turnaround_inc"] == pytest.approx(0.30)
+    with pytest.raises(ValueError, match="stat must be one of"):
+        campaign_summary(results, stat="mode")
+    # a swept post-window cap is a key of its own, never pooled
+    swept = pl.concat([results.with_columns(pl.lit("none").alias("post_window_cap")),
+                       results.with_columns(pl.lit("dynamic_range").alias("post_window_cap"))])  # fmt: skip
+    assert campaign_summary(swept)["post_window_cap"].to_list() == ["dynamic_range"] * 2 + ["none"] * 2
+    assert paper_summary(swept).height == 2
+
+
+def test_report_aggregate_option_from_the_cli(campaign, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    runner = CliRunner()
+    for aggregate, word in (("median", "medians"),):  # the mean (default) is test_campaign's report test
+        result = runner.invoke(app, ["campaign", "report", str(campaign), "--output", str(tmp_path / aggregate),
+                                     "--aggregate", aggregate])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert f"{word} over workload windows" in result.output and "caps pooled" in result.output
+    result = runner.invoke(app, ["campaign", "report", str(campaign), "--aggregate", "mode"])
+    assert result.exit_code == 2 and "--aggregate must be mean or median" in result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
@@ -228,3 +230,47 @@ def test_requeued_windows_of_a_generated_workload_simulate_under_a_cap() -> None
         t = s["start_time"].to_numpy()
         running = (s["start_time"].to_numpy()[:, None] <= t) & (s["end_time"].to_numpy()[:, None] > t)
         assert (s["est_dyn_max"].to_numpy() @ running).max() <= cap.caps[0] + 1e-6
+
+
+def test_one_window_through_the_api_and_the_cli(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.api import workload_window
+    from wattsched.cli import app
+    from wattsched.workload.tableio import write_table
+
+    read = generate_m100like(3000, seed=1, target_load=0.9)
+    t0 = float(read.jobs["submit_time"].quantile(0.5))
+    w = workload_window(read, t0, 6.0)
+    header = w.provenance.header["window"]
+    assert header["prestate"] == "requeue" and header["start"] == t0 and header["requeued"] > 0
+    assert w.provenance.source.endswith(f"#window@{t0:g}s")
+    expect = cut_window(
+        read.jobs.sort("submit_time", "job_id"), t0, 6.0,
+        start=trace_starts(read.jobs.sort("submit_time", "job_id"), machine_size=read.provenance.machine_size)[0],
+    )  # fmt: skip
+    assert w.jobs["job_id"].to_list() == expect["job_id"].to_list()
+    assert workload_window(read, t0, 6.0, prestate="drop").jobs.height < w.jobs.height
+    with pytest.raises(Exception, match="outside the workload's submissions"):
+        workload_window(read, -5.0)
+
+    path = tmp_path / "w.parquet"
+    write_table(read.jobs, path, provenance=read.provenance)
+    runner = CliRunner()
+    base = ["simulate", "--workload", str(path), "--policy", "easy-pc", "--platform", "marconi100",
+            "--power-check", "max", "--cap", "0.5", "--window", "10800", "--window-start", str(t0),
+            "--window-hours", "6"]  # fmt: skip
+    out = {}
+    for pre in ("requeue", "prestart", "drop"):
+        for post in ("dynamic_range", "none", "0.8", "350000W"):
+            res = runner.invoke(app, [*base, "--prestate", pre, "--post-window-cap", post,
+                                      "--output", str(tmp_path / f"{pre}-{post}")])  # fmt: skip
+            assert res.exit_code == 0, res.output
+            out[pre, post] = json.loads((tmp_path / f"{pre}-{post}" / "summary.json").read_text())
+    assert out["requeue", "none"]["workload"]["jobs"] == w.jobs.height
+    # real max under requeue never breaks the cap; with prestart the pre-state's power is reported apart
+    assert all(out["requeue", p]["power"]["machine_trespass"] is False for p in ("dynamic_range", "none"))
+    assert out["prestart", "none"]["power"]["prestate_max_dynamic"] > 0
+    assert out["requeue", "none"]["power"]["prestate_max_dynamic"] == 0.0
+    res = runner.invoke(app, [*base, "--prestate", "restart", "--output", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "prestate must be one of" in res.output

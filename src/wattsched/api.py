@@ -52,6 +52,28 @@ def resolve_machine_size(provenance: Provenance, machine_size: int | None) -> in
     )
 
 
+def workload_window(
+    workload: str | Path | ReadResult,
+    start: float,
+    hours: float = 24.0,
+    *,
+    prestate: str = "requeue",
+    machine_size: int | None = None,
+    strict: bool = False,
+) -> ReadResult:
+    """One window [start, start + hours) of a workload, times shifted to start at 0, ready for
+    :func:`run_policy`. ``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``) says what becomes of the jobs
+    queued or running at ``start`` (``wattsched.workload.windows``); paper 000's experiment uses ``"requeue"``."""
+    from wattsched.workload.windows import cut_one_window
+
+    read = (
+        workload
+        if isinstance(workload, ReadResult)
+        else load_workload(workload, machine_size=machine_size, strict=strict)
+    )
+    return cut_one_window(read, float(start), hours, prestate=prestate, machine_size=machine_size)
+
+
 def run_policy(
     workload: str | Path | ReadResult,
     policy: str,
@@ -75,8 +97,10 @@ def run_policy(
     one replaces ``power.source``; the runtime one ``runtime_estimate``). Their predictions are added to the
     per-job table. ``predictor_options`` go to the predictors' factories (``{"power": {...}, "runtime": {...}}``).
     """
-    read = workload if isinstance(workload, ReadResult) else load_workload(
-        workload, machine_size=machine_size, strict=strict
+    read = (
+        workload
+        if isinstance(workload, ReadResult)
+        else load_workload(workload, machine_size=machine_size, strict=strict)
     )
     size = resolve_machine_size(read.provenance, machine_size)
     workload = read.jobs
@@ -91,11 +115,16 @@ def run_policy(
         period = read.provenance.header.get("sample_period")
         if period:
             power = dataclasses.replace(power, sample_period=float(period))
-        power_kw = {"power_check": power.check, "power_estimates": ESTIMATE_COLUMNS, "cap": power.cap,
-                    "knapsack_until": power.window_end}
+        power_kw = {
+            "power_check": power.check,
+            "power_estimates": ESTIMATE_COLUMNS,
+            "cap": power.cap,
+            "knapsack_until": power.window_end,
+        }
     online = _online_estimates(workload, power, online_power, online_runtime, predictor_options or {})
-    result = simulate(workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, online=online,
-                      **power_kw)
+    result = simulate(
+        workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, online=online, **power_kw
+    )
     jobs = add_job_metrics(result.schedule)
     if result.predictions is not None:
         jobs = jobs.hstack(result.predictions.select(pl.all().name.prefix("online_")))
@@ -111,8 +140,11 @@ def run_policy(
         "metrics": summarise(result.schedule, size, window=window),
     }
     if online is not None:
-        summary["online_prediction"] = {"power": online_power, "runtime": online_runtime,
-                                        "learns_from": "the simulated completions"}
+        summary["online_prediction"] = {
+            "power": online_power,
+            "runtime": online_runtime,
+            "learns_from": "the simulated completions",
+        }
     timeline = None
     if power is not None:
         timeline, summary["power"] = power_outputs(workload, result.schedule, power, size, baseline=baseline)
@@ -122,7 +154,10 @@ def run_policy(
 
 
 def _online_estimates(
-    jobs: pl.DataFrame, power: PowerSetup | None, online_power: str | None, online_runtime: str | None,
+    jobs: pl.DataFrame,
+    power: PowerSetup | None,
+    online_power: str | None,
+    online_runtime: str | None,
     options: dict[str, Any],
 ) -> OnlineEstimates | None:
     """The in-simulation predictors and how their outputs become the policy's estimates."""
@@ -144,8 +179,13 @@ def _online_estimates(
             if power.check.name == "naive":
                 return naive_estimates(size[rows])
             return job_dynamic_estimates(
-                size[rows], out["pred_power_mean"], out["pred_power_max"], out["pred_power_std"],
-                power.platform.idle_watts, subtract_idle=power.subtract_idle, sigma_scaling=power.sigma_scaling,
+                size[rows],
+                out["pred_power_mean"],
+                out["pred_power_max"],
+                out["pred_power_std"],
+                power.platform.idle_watts,
+                subtract_idle=power.subtract_idle,
+                sigma_scaling=power.sigma_scaling,
             )
 
     if online_runtime is not None:

@@ -90,8 +90,9 @@ def simulate(
         float | None, typer.Option(help="The cap holds during [0, WINDOW) s, then --post-window-cap (paper 000).")
     ] = None,
     post_window_cap: Annotated[
-        str, typer.Option(help="Cap after the window: dynamic_range (default), a fraction, watts, or none.")
-    ] = "dynamic_range",
+        str, typer.Option(help="Cap after the window: none (default: no power check after it), dynamic_range (the "
+                               "artifact's 719,880 W on M100), a fraction, or watts.")
+    ] = "none",
     cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
     reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
     knapsack: Annotated[
@@ -115,14 +116,28 @@ def simulate(
         typer.Option(help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
                           "(replaces --runtime-estimate)."),
     ] = None,
+    window_start: Annotated[
+        float | None,
+        typer.Option(help="Simulate only the workload window starting at this instant (s, the workload's clock); "
+                          "times are shifted so that it starts at 0."),
+    ] = None,
+    window_hours: Annotated[float, typer.Option(help="Length of the --window-start window (h).")] = 24.0,
+    prestate: Annotated[
+        str, typer.Option(help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
+                               "decides), prestart (running ones started at 0 without a check) or drop.")
+    ] = "requeue",
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
-    from wattsched.api import run_policy, write_run
+    from wattsched.api import run_policy, workload_window, write_run
     from wattsched.sim.engine import SimulationError
     from wattsched.workload.load import load_workload
 
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)
+        if window_start is not None:
+            read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=machine_size)
+        elif prestate != "requeue" or window_hours != 24.0:
+            raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
         power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
                              reservation, knapsack, cap_basis, subtract_idle, sigma_scaling)
         if online_power is not None and power is None:
@@ -729,6 +744,9 @@ def campaign_report(
     output: Annotated[Path | None, typer.Option(help="Where figures go (default: DIR/report).")] = None,
     html: Annotated[bool, typer.Option(help="Also write the interactive dashboard (one self-contained file).")] = False,
     gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
+    aggregate: Annotated[
+        str, typer.Option(help="Summary over (workload window, cap) groups: mean (paper 000's) or median.")
+    ] = "mean",
 ) -> None:
     """Figures (PNG and SVG) of the campaign, a summary table, and with --html the dashboard."""
     from wattsched.campaign.dashboard import write_dashboard
@@ -738,6 +756,8 @@ def campaign_report(
     from wattsched.campaign.spec import CampaignError
 
     out = output or directory / "report"
+    if aggregate not in ("mean", "median"):
+        _fail(f"--aggregate must be mean or median, got {aggregate!r}")
     if is_dispatch_dir(directory):
         try:
             paths = write_dispatch_figures(directory, out)
@@ -752,16 +772,22 @@ def campaign_report(
             paths.append(write_dashboard(directory, out / "dashboard.html"))
     except (CampaignError, ValueError) as exc:
         _fail(str(exc))
-    _print_campaign_summary(directory)
+    _print_campaign_summary(directory, aggregate)
     console.print(f"wrote {len(paths)} files in {out}" + (f"; dashboard: {out / 'dashboard.html'}" if html else ""))
 
 
-def _print_campaign_summary(directory: Path) -> None:
-    from wattsched.campaign.figures import campaign_summary
+def _print_campaign_summary(directory: Path, aggregate: str = "mean") -> None:
     from wattsched.campaign.runner import load_results
+    from wattsched.campaign.summary import campaign_summary, paper_summary
 
-    _print_table(campaign_summary(load_results(directory)),
-                 "campaign summary: medians over workload windows (trespass: share of runs that broke the cap)")
+    results = load_results(directory)
+    what = "means" if aggregate == "mean" else "medians"
+    _print_table(campaign_summary(results, stat=aggregate),
+                 f"campaign summary per cap: {what} over workload windows (trespass: share of runs that broke the "
+                 "cap)")
+    if results.height and results.filter(pl.col("kind") == "run")["cap"].n_unique() > 1:
+        _print_table(paper_summary(results, stat=aggregate),
+                     f"over every (workload window, cap) group, caps pooled ({what}; paper 000's aggregation)")
 
 
 def _print_table(summary: pl.DataFrame, title: str) -> None:
@@ -805,6 +831,10 @@ def _print_summary(summary: dict, title: str) -> None:
             ("energy over the run (MJ)", f"{power['energy_run_total_j'] / 1e6:,.1f}"),
             ("jobs started in the window", pct(power["share_started_in_window"])),
         ]
+        if power.get("prestate_max_dynamic"):
+            rows.insert(-3, ("prestarted jobs: max power / over the cap alone",
+                             f"{power['prestate_max_dynamic']:,.0f} W / {power['prestate_over_cap']} "
+                             f"(machine trespass {power['machine_trespass']})"))
         if power.get("turnaround_increase") is not None:
             rows.append(("turnaround increase vs uncapped EASY", pct(power["turnaround_increase"])))
     for k, v in rows:

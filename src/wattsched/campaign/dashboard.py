@@ -183,7 +183,8 @@ def gantt_figure(data: GanttData) -> go.Figure:
                                  hovertemplate="%{x:.2f} h: %{y:.0f} kW<extra></extra>"), row=2, col=1)
     if "cap" in data.power.columns and data.power["cap"].is_not_null().any() and t.size:
         cap = data.power["cap"].to_numpy()
-        change = np.concatenate(([True], cap[1:] != cap[:-1]))
+        # null (no cap after the window) equals null: NaN != NaN would keep every row of the timeline
+        change = np.concatenate(([True], data.power["cap"].ne_missing(data.power["cap"].shift(1)).to_numpy()[1:]))
         fig.add_trace(go.Scatter(x=np.append(t[change], t[-1]) / 3600.0, y=np.append(cap[change], cap[-1]) / 1e3,
                                  mode="lines", name="cap", line={"color": "black", "width": 2, "shape": "hv"},
                                  hovertemplate="cap %{y:.0f} kW<extra></extra>"), row=2, col=1)

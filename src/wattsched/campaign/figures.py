@@ -553,7 +553,8 @@ def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     if params["kind"] == "baseline":
         setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, params["power_window"])
     else:
-        cap = PowerCapSchedule.window(params["cap"], plat, window_end=params["power_window"])
+        cap = PowerCapSchedule.window(params["cap"], plat, window_end=params["power_window"],
+                                      post_window_cap=params.get("post_window_cap", "dynamic_range"))
         check = PowerCheck.named(params["check"], reservation=params["reservation"])
         setup = PowerSetup(plat, check, params["source"], cap, params["power_window"])
     out = run_policy(read, params["policy"], power=setup, baseline=False)
@@ -639,7 +640,8 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
         bottom.step(t / h, dyn / 1e3, where="post", color="#0072B2", linewidth=0.8, label="dynamic power")
     if "cap" in data.power.columns and data.power["cap"].is_not_null().any():
         cap = data.power["cap"].to_numpy()
-        change = np.concatenate(([True], cap[1:] != cap[:-1]))
+        # null (no cap after the window) equals null: NaN != NaN would keep every row of the timeline
+        change = np.concatenate(([True], data.power["cap"].ne_missing(data.power["cap"].shift(1)).to_numpy()[1:]))
         ct, cv = np.append(t[change], t[-1]), np.append(cap[change], cap[change][-1])
         bottom.step(ct / h, cv / 1e3, where="post", color="black", linewidth=1.4, label="cap")
     bottom.set_ylabel("platform dynamic power (kW)")

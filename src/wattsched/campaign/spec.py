@@ -15,7 +15,7 @@ checks = ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"]
 sources = ["real", "predicted"]
 caps = [0.4, 0.5, 0.6, 0.7]
 power_window = 10800
-post_window_cap = "dynamic_range"   # or "none", a fraction, "350000W", or a list of them to sweep
+post_window_cap = "none"   # or "dynamic_range", a fraction, "350000W", or a list of them to sweep
 ```
 
 Runs are the product workload window × policy × check × source × cap, except that the ``naive`` check has its
@@ -28,7 +28,8 @@ parameters, so a campaign can resume and two executors agree.
 ``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``; see ``workload/windows.py``) says what a window does
 with the jobs queued or running at its start; the Booleans of older files still work (``true`` = ``"prestart"``,
 ``false`` = ``"drop"``) with a deprecation warning. ``post_window_cap`` is the cap after the power window
-(paper 000's [AMBIG-0.6]); a list sweeps it like the caps.
+(paper 000's [AMBIG-0.6]; default ``"none"``, no power check after the window, which reproduces the paper's
+turnaround costs: see docs/decisions.md); a list sweeps it like the caps.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class WindowsSpec(StrictModel):
 #: runs with it keep the ids they had before ``post_window_cap`` existed.
 LEGACY_POST_WINDOW_CAP = "dynamic_range"
 #: The default of ``[grid] post_window_cap``; see docs/decisions.md for the measurement that chose it.
-DEFAULT_POST_WINDOW_CAP: str | float = "dynamic_range"
+DEFAULT_POST_WINDOW_CAP: str | float = "none"
 _WATTS = re.compile(r"^\s*[0-9]+(\.[0-9]*)?\s*[Ww]\s*$")
 
 

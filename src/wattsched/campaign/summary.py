@@ -52,39 +52,95 @@ def capped_runs(results: pl.DataFrame) -> pl.DataFrame:
     if runs.is_empty():
         return runs
     return runs.with_columns(
-        pl.when(pl.col("check") == "naive").then(pl.col("check"))
-        .otherwise(pl.concat_str("source", pl.lit(" "), "check")).alias("estimator")
+        pl.when(pl.col("check") == "naive")
+        .then(pl.col("check"))
+        .otherwise(pl.concat_str("source", pl.lit(" "), "check"))
+        .alias("estimator")
     )
 
 
-def campaign_summary(results: pl.DataFrame, *, stat: str = "median") -> pl.DataFrame:
-    """One row per policy × cap × estimator: the number of runs and the ``stat`` ("median" or "mean") over
-    workload windows of each metric of :data:`SUMMARY_METRICS` (fractions; ``trespass`` = share of runs that
-    broke the cap). Rows sorted by policy, cap, then :func:`estimator_order`."""
-    if stat not in ("median", "mean"):
-        raise ValueError(f"stat must be 'median' or 'mean', got {stat!r}")
-    runs = capped_runs(results)
-    columns = {"policy": pl.Utf8, "cap": pl.Float64, "estimator": pl.Utf8, "runs": pl.UInt32,
-               **dict.fromkeys(SUMMARY_METRICS.values(), pl.Float64)}
-    if runs.is_empty():
-        return pl.DataFrame(schema=columns)
+#: How the summary aggregates over (workload window, cap) groups: paper 000 averages ("Values given in the
+#: remaining of this section are computed by (workload, powercap) group, and then averaged on all groups").
+AGGREGATES = ("mean", "median")
+DEFAULT_AGGREGATE = "mean"
+
+
+def _group_keys(runs: pl.DataFrame) -> list[str]:
+    """``post_window_cap`` joins the estimator keys when a campaign sweeps it (else it would pool its values)."""
+    if "post_window_cap" in runs.columns and runs["post_window_cap"].drop_nulls().n_unique() > 1:
+        return ["post_window_cap"]
+    return []
+
+
+def _aggregate(runs: pl.DataFrame, keys: list[str], stat: str) -> pl.DataFrame:
+    """The paper's two steps: each metric's mean per (``keys``, workload window, cap) group, then ``stat`` over
+    the groups of each ``keys`` (trespass is always a share: the mean of per-group shares)."""
+    if stat not in AGGREGATES:
+        raise ValueError(f"stat must be one of {AGGREGATES}, got {stat!r}")
+    present = {col: name for col, name in SUMMARY_METRICS.items() if col in runs.columns}
+    groups = runs.group_by(*dict.fromkeys([*keys, "workload", "cap"])).agg(
+        pl.len().alias("runs"), *[pl.col(col).cast(pl.Float64).mean().alias(name) for col, name in present.items()]
+    )
     aggs = []
-    for col, name in SUMMARY_METRICS.items():
-        if col not in runs.columns:
+    for name in SUMMARY_METRICS.values():
+        if name not in present.values():
             aggs.append(pl.lit(None, pl.Float64).alias(name))
             continue
-        value = pl.col(col).cast(pl.Float64)
+        value = pl.col(name)
         # trespass is a yes/no per run: its median would hide how often it happens, so it is always a share
-        aggs.append((value.mean() if stat == "mean" or col == "p_trespass" else value.median()).alias(name))
+        aggs.append((value.mean() if stat == "mean" or name == "trespass" else value.median()).alias(name))
+    table = groups.group_by(*keys).agg(pl.col("runs").sum(), pl.len().alias("groups"), *aggs)
     order = {label: k for k, label in enumerate(estimator_order(runs))}
-    table = runs.group_by("policy", "cap", "estimator").agg(pl.len().alias("runs"), *aggs)
+    sort = [k for k in keys if k != "estimator"]
     return (
         table.with_columns(pl.col("estimator").replace_strict(order, return_dtype=pl.Int64).alias("_order"))
-        .sort("policy", "cap", "_order")
+        .sort(*sort, "_order")
         .drop("_order")
-        .select(list(columns))
-        .cast(columns)
     )
+
+
+def campaign_summary(results: pl.DataFrame, *, stat: str = DEFAULT_AGGREGATE) -> pl.DataFrame:
+    """One row per policy × cap × estimator (× post-window cap when the campaign sweeps it): the number of runs
+    and the ``stat`` ("mean", paper 000's aggregation and the default, or "median") over workload windows of
+    each metric of :data:`SUMMARY_METRICS` (fractions; ``trespass`` = share of runs that broke the cap), runs
+    first averaged per (workload window, cap) group. Rows sorted by policy, cap, then :func:`estimator_order`."""
+    if stat not in AGGREGATES:
+        raise ValueError(f"stat must be one of {AGGREGATES}, got {stat!r}")
+    runs = capped_runs(results)
+    extra = _group_keys(runs) if not runs.is_empty() else []
+    columns = {
+        **({"post_window_cap": pl.Utf8} if extra else {}),
+        "policy": pl.Utf8,
+        "cap": pl.Float64,
+        "estimator": pl.Utf8,
+        "runs": pl.UInt32,
+        **dict.fromkeys(SUMMARY_METRICS.values(), pl.Float64),
+    }
+    if runs.is_empty():
+        return pl.DataFrame(schema=columns)
+    table = _aggregate(runs, [*extra, "policy", "cap", "estimator"], stat)
+    return table.select(list(columns)).cast(columns)
+
+
+def paper_summary(results: pl.DataFrame, *, stat: str = DEFAULT_AGGREGATE) -> pl.DataFrame:
+    """Paper 000's headline numbers: one row per policy × estimator (× post-window cap when swept), each metric
+    computed per (workload window, cap) group and then averaged (``stat="mean"``) or taken the median of over
+    all groups, caps pooled; ``groups`` counts them."""
+    if stat not in AGGREGATES:
+        raise ValueError(f"stat must be one of {AGGREGATES}, got {stat!r}")
+    runs = capped_runs(results)
+    extra = _group_keys(runs) if not runs.is_empty() else []
+    columns = {
+        **({"post_window_cap": pl.Utf8} if extra else {}),
+        "policy": pl.Utf8,
+        "estimator": pl.Utf8,
+        "groups": pl.UInt32,
+        **dict.fromkeys(SUMMARY_METRICS.values(), pl.Float64),
+    }
+    if runs.is_empty():
+        return pl.DataFrame(schema=columns)
+    table = _aggregate(runs, [*extra, "policy", "estimator"], stat)
+    return table.select(list(columns)).cast(columns)
 
 
 def cost_summary(results: pl.DataFrame) -> pl.DataFrame:
@@ -95,8 +151,15 @@ def cost_summary(results: pl.DataFrame) -> pl.DataFrame:
     e = pl.col("elapsed_s")
     return (
         results.group_by("kind")
-        .agg(pl.len().alias("runs"), e.min().alias("min_s"), e.quantile(0.25).alias("q1_s"),
-             e.median().alias("median_s"), e.quantile(0.75).alias("q3_s"), e.quantile(0.95).alias("p95_s"),
-             e.max().alias("max_s"), e.sum().alias("total_s"))
+        .agg(
+            pl.len().alias("runs"),
+            e.min().alias("min_s"),
+            e.quantile(0.25).alias("q1_s"),
+            e.median().alias("median_s"),
+            e.quantile(0.75).alias("q3_s"),
+            e.quantile(0.95).alias("p95_s"),
+            e.max().alias("max_s"),
+            e.sum().alias("total_s"),
+        )
         .sort("kind")
     )

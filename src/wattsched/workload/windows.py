@@ -48,10 +48,12 @@ def prestate_mode(value: str | bool) -> Prestate:
     ``True`` (the pre-state on) was ``"prestart"``, ``False`` was ``"drop"``."""
     if isinstance(value, bool):
         mode = "prestart" if value else "drop"
-        warnings.warn(
+        # warn_explicit without a source file: one line, wherever the Boolean came from (a campaign file, code)
+        warnings.warn_explicit(
             f'prestate = {str(value).lower()} is deprecated; write prestate = "{mode}" (or the new default "requeue")',
             FutureWarning,
-            stacklevel=3,
+            "wattsched",
+            0,
         )
         return mode
     if value not in PRESTATES:
@@ -183,34 +185,72 @@ def cut_windows(
     size = machine_size or read.provenance.machine_size
     pre = spec.prestate != "drop"
     start, where = trace_starts(jobs, schedule, machine_size=size) if pre else (None, "not used")
-    period = float(read.provenance.header.get("sample_period", 20.0) or 20.0)
-    out = []
-    for k, t0 in enumerate(window_starts(jobs, spec)):
-        window = cut_window(jobs, float(t0), spec.hours, start=start, prestate=spec.prestate, sample_period=period)
-        prov = dataclasses.replace(
-            read.provenance,
-            source=f"{read.provenance.source}#window{k}",
-            n_jobs=window.height,
-            header={
-                **read.provenance.header,
-                "window": {
-                    "index": k,
-                    "start": float(t0),
-                    "hours": spec.hours,
-                    "seed": spec.seed,
-                    "prestate": spec.prestate,
-                    "trace_schedule": where,
-                    "prestarted": int(window["prestarted"].sum()),
-                    "requeued": int(window["requeued"].sum()),
-                },
-            },
-            conventions=[*read.provenance.conventions, _convention(spec, where)],
+    return [
+        (float(t0), _window_read(read, jobs, float(t0), spec, start, where, k))
+        for k, t0 in enumerate(window_starts(jobs, spec))
+    ]
+
+
+def cut_one_window(
+    read: ReadResult,
+    t0: float,
+    hours: float = 24.0,
+    *,
+    prestate: Prestate | bool = DEFAULT_PRESTATE,
+    schedule: str = "auto",
+    machine_size: int | None = None,
+) -> ReadResult:
+    """The window [t0, t0 + hours·3600) of a workload (``t0`` in the workload's own seconds), times shifted by
+    −t0, with its own provenance: what ``wattsched simulate --window-start`` simulates."""
+    spec = WindowSpec(count=1, hours=hours, seed=0, prestate=prestate_mode(prestate))
+    jobs = sort_queue_order(coerce_columns(read.jobs))
+    submit = jobs["submit_time"]
+    if not (math.isfinite(t0) and float(submit.min()) <= t0 <= float(submit.max())):
+        raise WorkloadError(
+            f"window start {t0:g} s is outside the workload's submissions [{submit.min():g}, {submit.max():g}] s"
         )
-        out.append((float(t0), ReadResult(window, read.rejects.head(0), prov)))
-    return out
+    size = machine_size or read.provenance.machine_size
+    pre = spec.prestate != "drop"
+    start, where = trace_starts(jobs, schedule, machine_size=size) if pre else (None, "not used")
+    window = _window_read(read, jobs, float(t0), spec, start, where, None)
+    if window.jobs.height == 0:
+        raise WorkloadError(f"the window [{t0:g}, {t0 + hours * 3600:g}) s holds no job")
+    return window
 
 
-def _convention(spec: WindowSpec, where: str) -> str:
+def _window_read(
+    read: ReadResult,
+    jobs: pl.DataFrame,
+    t0: float,
+    spec: WindowSpec,
+    start: np.ndarray | None,
+    where: str,
+    index: int | None,
+) -> ReadResult:
+    period = float(read.provenance.header.get("sample_period", 20.0) or 20.0)
+    window = cut_window(jobs, t0, spec.hours, start=start, prestate=spec.prestate, sample_period=period)
+    info = {
+        "index": index,
+        "start": t0,
+        "hours": spec.hours,
+        "seed": spec.seed if index is not None else None,
+        "prestate": spec.prestate,
+        "trace_schedule": where,
+        "prestarted": int(window["prestarted"].sum()),
+        "requeued": int(window["requeued"].sum()),
+    }
+    tag = f"#window{index}" if index is not None else f"#window@{t0:g}s"
+    prov = dataclasses.replace(
+        read.provenance,
+        source=f"{read.provenance.source}{tag}",
+        n_jobs=window.height,
+        header={**read.provenance.header, "window": info},
+        conventions=[*read.provenance.conventions, _convention(spec, where, index is not None)],
+    )
+    return ReadResult(window, read.rejects.head(0), prov)
+
+
+def _convention(spec: WindowSpec, where: str, seeded: bool = True) -> str:
     pre = {
         "requeue": f"pre-state from the {where} schedule: running jobs resubmitted at 0 with their remaining "
         "runtime, walltime and profile (trace-start order), then the queued jobs (job-id order)",
@@ -218,4 +258,5 @@ def _convention(spec: WindowSpec, where: str) -> str:
         "jobs prestarted at 0 with their remaining runtime, walltime and profile",
         "drop": "no pre-state",
     }[spec.prestate]
-    return f"window of {spec.hours:g} h (seed {spec.seed}), submit times shifted to the window start; {pre}"
+    seed = f" (seed {spec.seed})" if seeded else ""
+    return f"window of {spec.hours:g} h{seed}, submit times shifted to the window start; {pre}"
