@@ -39,17 +39,28 @@ Model (every number is a field of :class:`M100LikeParams`):
   has 66 jobs with end = start).
 * **Arrivals** — non-homogeneous Poisson with an hourly weekly profile (cosine daily cycle peaking at peak_hour,
   weekends × weekend_factor), sampled in operational time and mapped back. The first job is submitted at 0 and the
-  last one at the span: ``span_days`` if given, else, with ``target_load``, span = Σ size·runtime / (n_nodes ·
-  target_load) so the offered load (``lublin.offered_load``) matches to floating-point precision; else span =
-  n_jobs / jobs_per_day (PM100's rate). ``provenance.header["clock_offset"]`` is the time of day of submit 0.
+  last one at the span: ``span_days`` if given, else span = Σ size·runtime / (n_nodes · target_load) so the
+  offered load (``lublin.offered_load``) matches to floating-point precision, with target_load =
+  params.default_target_load (0.95, docs/m100like.md) when none is given; with default_target_load = None,
+  span = n_jobs / jobs_per_day (PM100's rate). The work is heavy-tailed (a few long many-node templates), so a
+  fixed rate gives offered loads of 0.38–0.84 with the seed; a fixed load gives every seed the same one.
+  ``provenance.header["clock_offset"]`` is the time of day of submit 0.
 * **Power** (per node, W) — job dynamic level = template level × (1 + drift(t)) × exp(dynamic_job_sigma · N),
   drift(t) a sum of three slow sinusoids per template (periods log-uniform in [drift_period_min_days,
   drift_period_max_days], total sd drift_sd). The job pattern at sample s is idle + dynamic × (1 + A · wave(s)),
   wave = tanh(k·sin(2π(s/period + φ)))/tanh(k) (k small: sine-like, k large: square compute/IO phases; A = 0 for
   flat templates), preceded by a linear ramp of up to ramp_max_samples samples from idle + ramp_start_fraction ×
   dynamic; plus job-wide noise (common_noise × dynamic × N) and rare spikes (+spike_size × dynamic ×
-  U(0.5, 1.5)). Each node adds a fixed offset (node_offset × dynamic × N) and its own noise ((node_noise ×
-  dynamic + node_noise_watts) × N), then is clipped to [min_node_watts, max_node_watts] = [200, 2100] W.
+  U(0.5, 1.5)). This common level is clipped at the platform bound (``platform_node_dynamic_watts``; below), then
+  each node adds a fixed offset (node_offset × dynamic × N) and its own noise ((node_noise × dynamic +
+  node_noise_watts) × N), and is clipped to [min_node_watts, max_node_watts] = [200, 2100] W.
+* **Platform bound** — Marconi100's dynamic power never exceeded 719,880 W (734.6 W per node on average) in
+  2022. Without a bound, a window's platform power is made of a few templates (a 256-node job, or one heavy
+  user's many 32-node jobs, share one level), and a template from the upper tail of the level distribution with
+  synchronous phases pushed uncapped windows to 1.2–1.45× that range. A job's common level is therefore at most
+  b + (1860 − b)/√q_eff W per node, b = 0.8 × 734.6 W, q_eff = max(its nodes, its template's mean concurrent
+  nodes): a single node keeps its full range, while what many nodes draw together stays near the platform's
+  per-node average.
   Normal deviates come from a 65,536-point quantile table indexed by random 16-bit integers (exact N(0, 1)
   quantiles, ≈ 4× faster than ``standard_normal`` at the ≈ 300 M per-node samples of a PM100-sized run).
 
@@ -71,8 +82,7 @@ draws from its own child of ``SeedSequence(seed)``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from functools import cache
+from dataclasses import asdict
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -80,6 +90,13 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from wattsched.workload.generate.m100like_params import (
+    NODE_COUNT_WEIGHTS,
+    NODE_COUNTS,
+    TIME_LIMITS_MINUTES,
+    M100LikeParams,
+)
+from wattsched.workload.generate.m100like_power import _CENTRE, _power
 from wattsched.workload.schema import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
@@ -90,199 +107,16 @@ from wattsched.workload.schema import (
     sort_queue_order,
 )
 
-__all__ = ["M100LikeParams", "generate_m100like"]
+__all__ = ["NODE_COUNTS", "NODE_COUNT_WEIGHTS", "TIME_LIMITS_MINUTES", "M100LikeParams", "generate_m100like"]
 
 SECONDS_PER_DAY = 86400.0
 SECONDS_PER_WEEK = 7 * SECONDS_PER_DAY
-
-#: Per-node elements generated per chunk (bounds peak memory; a larger job is generated alone).
-_CHUNK_ELEMENTS = 1 << 22
-#: Centre subtracted from per-node watts before squaring, for accurate float32 sums of squares.
-_CENTRE = np.float32(700.0)
 
 #: State names in the order of the non-TIMEOUT categorical draw.
 _OTHER_STATES = ("COMPLETED", "FAILED", "CANCELLED", "OUT_OF_MEMORY", "NODE_FAIL")
 _FAIL_LIKE = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL")
 
-#: PM100 node counts 1–256: power-of-two sizes dominate; a few common non-powers keep the tail realistic.
-NODE_COUNTS: tuple[int, ...] = (1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 100, 128, 200, 256)
-NODE_COUNT_WEIGHTS: tuple[float, ...] = (
-    0.721, 0.088, 0.008, 0.045, 0.004, 0.040, 0.003, 0.003, 0.0486, 0.004, 0.002, 0.018, 0.001, 0.009,
-    0.0005, 0.004, 0.0002, 0.0011,
-)
-#: Discrete Slurm time limits (minutes), up to the 24 h limit of M100's production partition.
-TIME_LIMITS_MINUTES: tuple[int, ...] = (
-    5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 360, 480, 600, 720, 900, 1080, 1200, 1440,
-)
-
-
-@dataclass(frozen=True)
-class M100LikeParams:
-    """Every parameter of the generator; defaults reproduce the PM100 facts (module docstring)."""
-
-    # --- users and templates
-    #: User activity P(user k) ∝ k**−zipf_exponent.
-    zipf_exponent: float = 1.0
-    #: Mean number of templates per user beyond the first (Poisson).
-    templates_per_user_mean: float = 2.0
-    #: Upper bound on templates per user.
-    max_templates_per_user: int = 8
-    #: Dirichlet concentration of a user's template weights (< 1: one template usually dominates).
-    template_weight_concentration: float = 0.7
-    # --- nodes, cores, GPUs
-    #: Template node counts and their job-weighted probabilities (normalised).
-    node_counts: tuple[int, ...] = NODE_COUNTS
-    node_count_weights: tuple[float, ...] = NODE_COUNT_WEIGHTS
-    #: Probability that a multi-node job doubles or halves its template's node count (never to 1 node).
-    node_jitter_prob: float = 0.15
-    #: P(0..gpus_per_node GPUs) of single-node templates.
-    single_node_gpu_weights: tuple[float, ...] = (0.05, 0.30, 0.15, 0.02, 0.48)
-    cores_per_node: int = 32
-    gpus_per_node: int = 4
-    #: Dynamic-power factor of a single-node job with no GPU, rising linearly to 1 at gpus_per_node GPUs
-    #: (then normalised to mean 1 over single-node jobs).
-    partial_node_power_floor: float = 0.6
-    # --- run time, time limit, state
-    #: Median template run-time scale (s) and its log-sd across templates.
-    runtime_median: float = 200.0
-    runtime_template_sigma: float = 3.2
-    #: Log-sd of a job's natural run time around its template's scale.
-    runtime_job_sigma: float = 0.7
-    #: Allowed time limits (minutes); the largest is the maximum walltime.
-    time_limits_minutes: tuple[int, ...] = TIME_LIMITS_MINUTES
-    #: Users ask for time limit ≥ run-time scale × headroom, headroom log-uniform in [low, high].
-    walltime_headroom_low: float = 3.0
-    walltime_headroom_high: float = 40.0
-    #: Job-state probabilities (normalised; PM100 shares).
-    p_completed: float = 0.7798
-    p_failed: float = 0.1290
-    p_cancelled: float = 0.0485
-    p_timeout: float = 0.0376
-    p_out_of_memory: float = 0.0044
-    p_node_fail: float = 0.0007
-    #: P(TIMEOUT) ∝ walltime**this (0: independent of the limit).
-    timeout_walltime_exponent: float = 0.2
-    #: Failed jobs run natural × U**this (median 2**−this of the natural run time).
-    fail_fraction_exponent: float = 1.5
-    #: Cancelled jobs run natural × lognormal(mean, sigma).
-    cancel_log_mean: float = 0.6
-    cancel_log_sigma: float = 1.0
-    #: Probability that a non-TIMEOUT job has runtime 0 (empty profile).
-    zero_runtime_prob: float = 3e-4
-    # --- arrivals
-    #: Default arrival rate when neither span_days nor target_load is given (PM100: 231,238 jobs in 160.5 days).
-    jobs_per_day: float = 1440.5
-    #: Daily cycle: rate ∝ 1 + daily_amplitude · cos(2π(hour − peak_hour)/24); weekends × weekend_factor.
-    daily_amplitude: float = 0.5
-    peak_hour: float = 14.0
-    weekend_factor: float = 0.6
-    #: Weekday (0 = Monday) and hour of the model clock's origin.
-    start_weekday: int = 0
-    start_hour: float = 0.0
-    # --- power (W per node)
-    idle_watts: float = 240.0
-    min_node_watts: float = 200.0
-    max_node_watts: float = 2100.0
-    #: Median template dynamic power (above idle) and its log-sd across templates.
-    dynamic_median: float = 570.0
-    dynamic_template_sigma: float = 0.4
-    #: Share of the log-variance of template power levels that is common to a user's templates.
-    dynamic_user_share: float = 0.7
-    #: Log-sd of a job's dynamic level around its (drifting) template level.
-    dynamic_job_sigma: float = 0.07
-    #: Slow drift of a template's level: total sd (fraction of the level) and period range (days).
-    drift_sd: float = 0.08
-    drift_period_min_days: float = 7.0
-    drift_period_max_days: float = 90.0
-    #: Log-sd of a template's variability multiplier (scales phase amplitude and noise).
-    variability_sigma: float = 0.5
-    #: Share of templates with flat profiles (no phases).
-    flat_prob: float = 0.3
-    #: Median phase amplitude (fraction of dynamic power), capped at 0.6.
-    phase_amplitude: float = 0.2
-    #: Phase period range (samples, log-uniform) and wave sharpness range (log-uniform).
-    phase_period_min_samples: float = 3.0
-    phase_period_max_samples: float = 180.0
-    phase_sharpness_min: float = 0.5
-    phase_sharpness_max: float = 8.0
-    #: Startup ramp length (0..ramp_max_samples samples) and its starting level (fraction of dynamic).
-    ramp_max_samples: int = 3
-    ramp_start_fraction: float = 0.15
-    #: Job-wide sample noise (fraction of dynamic), per-node noise (fraction + watts), per-node fixed offset.
-    common_noise: float = 0.04
-    node_noise: float = 0.05
-    node_noise_watts: float = 5.0
-    node_offset: float = 0.03
-    #: Median per-sample spike probability (lognormal across templates, ≤ 0.2) and spike size (fraction).
-    spike_prob: float = 0.01
-    spike_size: float = 0.4
-
-    def __post_init__(self) -> None:
-        if len(self.node_counts) != len(self.node_count_weights) or not self.node_counts:
-            raise ValueError("node_counts and node_count_weights must be non-empty and of equal length")
-        if min(self.node_counts) < 1 or min(self.node_count_weights) < 0 or sum(self.node_count_weights) <= 0:
-            raise ValueError("node_counts must be ≥ 1 and node_count_weights ≥ 0 with a positive sum")
-        if len(self.single_node_gpu_weights) != self.gpus_per_node + 1:
-            raise ValueError("single_node_gpu_weights needs gpus_per_node + 1 entries (0..gpus_per_node GPUs)")
-        if min(self.single_node_gpu_weights) < 0 or sum(self.single_node_gpu_weights) <= 0:
-            raise ValueError("single_node_gpu_weights must be ≥ 0 with a positive sum")
-        if self.cores_per_node < 1 or self.gpus_per_node < 1:
-            raise ValueError("cores_per_node and gpus_per_node must be ≥ 1")
-        if not self.time_limits_minutes or min(self.time_limits_minutes) <= 0:
-            raise ValueError("time_limits_minutes must be non-empty and positive")
-        if not 1.0 <= self.walltime_headroom_low <= self.walltime_headroom_high:
-            raise ValueError("need 1 ≤ walltime_headroom_low ≤ walltime_headroom_high")
-        states = (self.p_completed, self.p_failed, self.p_cancelled, self.p_timeout, self.p_out_of_memory,
-                  self.p_node_fail)
-        if min(states) < 0 or sum(states) <= 0 or self.p_timeout >= sum(states):
-            raise ValueError("state probabilities must be ≥ 0, sum > 0, and not all TIMEOUT")
-        if not (self.min_node_watts <= self.idle_watts < self.max_node_watts):
-            raise ValueError("need min_node_watts ≤ idle_watts < max_node_watts")
-        if self.max_templates_per_user < 1 or self.ramp_max_samples < 0:
-            raise ValueError("max_templates_per_user must be ≥ 1 and ramp_max_samples ≥ 0")
-        if self.phase_period_min_samples <= 0 or self.phase_period_max_samples < self.phase_period_min_samples:
-            raise ValueError("need 0 < phase_period_min_samples ≤ phase_period_max_samples")
-        if self.phase_sharpness_min <= 0 or self.phase_sharpness_max < self.phase_sharpness_min:
-            raise ValueError("need 0 < phase_sharpness_min ≤ phase_sharpness_max")
-        if self.drift_period_min_days <= 0 or self.drift_period_max_days < self.drift_period_min_days:
-            raise ValueError("need 0 < drift_period_min_days ≤ drift_period_max_days")
-        if not 0 <= self.start_weekday <= 6:
-            raise ValueError("start_weekday must be in 0..6")
-        for name in ("flat_prob", "node_jitter_prob", "zero_runtime_prob", "partial_node_power_floor",
-                     "weekend_factor", "dynamic_user_share"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        positive = ("zipf_exponent", "template_weight_concentration", "runtime_median", "jobs_per_day",
-                    "dynamic_median", "fail_fraction_exponent")
-        for name in positive:
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0")
-        non_negative = ("templates_per_user_mean", "runtime_template_sigma", "runtime_job_sigma",
-                        "timeout_walltime_exponent", "cancel_log_sigma", "daily_amplitude", "dynamic_template_sigma",
-                        "dynamic_job_sigma", "drift_sd", "variability_sigma", "phase_amplitude",
-                        "ramp_start_fraction", "common_noise", "node_noise", "node_noise_watts", "node_offset",
-                        "spike_prob", "spike_size")
-        for name in non_negative:
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be ≥ 0")
-        if self.daily_amplitude >= 1.0:
-            raise ValueError("daily_amplitude must be < 1 (arrival rate stays positive)")
-
-
 # ------------------------------------------------------------------------------------------------ helpers
-
-
-@cache
-def _normal_table() -> np.ndarray:
-    """N(0, 1) quantiles at (i + 0.5) / 65536: indexed by uniform uint16, an exact discretised normal."""
-    nd = NormalDist()
-    return np.array([nd.inv_cdf((i + 0.5) / 65536.0) for i in range(65536)], dtype=np.float32)
-
-
-def _fast_normal(rng: np.random.Generator, n: int) -> np.ndarray:
-    """float32 N(0, 1) deviates by quantile-table lookup (the hot path: hundreds of millions of node samples)."""
-    return _normal_table()[rng.integers(0, 65536, n, dtype=np.uint16)]
 
 
 def _stratified_uniform(rng: np.random.Generator, mass: np.ndarray, key: np.ndarray | None = None) -> np.ndarray:
@@ -348,7 +182,7 @@ class _Templates(NamedTuple):
 
 def _templates(rng: np.random.Generator, p: M100LikeParams, n_users: int, n_nodes: int) -> _Templates:
     ranks = np.arange(1, n_users + 1, dtype=np.float64)
-    user_p = ranks ** -p.zipf_exponent
+    user_p = ranks**-p.zipf_exponent
     user_p /= user_p.sum()
     n_tpl = 1 + np.minimum(rng.poisson(p.templates_per_user_mean, n_users), p.max_templates_per_user - 1)
     user = np.repeat(np.arange(n_users), n_tpl)
@@ -394,8 +228,24 @@ def _templates(rng: np.random.Generator, p: M100LikeParams, n_users: int, n_node
     spike = np.minimum(p.spike_prob * np.exp(rng.standard_normal(t)), 0.2)
     drift_period = _log_uniform(rng, p.drift_period_min_days, p.drift_period_max_days, (t, 3)) * SECONDS_PER_DAY
     drift_phase = rng.uniform(0.0, 2.0 * math.pi, (t, 3))
-    return _Templates(user, mass, nodes, cores, np.where(nodes == 1, gpus1, 0), scale, walltime, dynamic,
-                      variability, amplitude, period, sharpness, ramp, spike, drift_period, drift_phase)
+    return _Templates(
+        user,
+        mass,
+        nodes,
+        cores,
+        np.where(nodes == 1, gpus1, 0),
+        scale,
+        walltime,
+        dynamic,
+        variability,
+        amplitude,
+        period,
+        sharpness,
+        ramp,
+        spike,
+        drift_period,
+        drift_phase,
+    )
 
 
 def _week_profile(p: M100LikeParams) -> np.ndarray:
@@ -438,107 +288,14 @@ def _states(rng: np.random.Generator, walltime: np.ndarray, p: M100LikeParams) -
     probs = np.array([p.p_completed, p.p_failed, p.p_cancelled, p.p_out_of_memory, p.p_node_fail])
     total = probs.sum() + p.p_timeout
     p_to = p.p_timeout / total
-    w = walltime ** p.timeout_walltime_exponent
+    w = walltime**p.timeout_walltime_exponent
     p_job = np.clip(p_to * w / w.mean(), 0.0, 0.9)
     u = rng.random(walltime.size)
-    other = np.minimum(np.searchsorted(np.cumsum(probs / probs.sum()), (u - p_job) / (1.0 - p_job), "right"),
-                       probs.size - 1)
+    other = np.minimum(
+        np.searchsorted(np.cumsum(probs / probs.sum()), (u - p_job) / (1.0 - p_job), "right"), probs.size - 1
+    )
     names = np.array([*_OTHER_STATES, "TIMEOUT"])
     return names[np.where(u < p_job, probs.size, other)]
-
-
-class _PowerStats(NamedTuple):
-    profile: np.ndarray  # float32, all jobs' samples concatenated
-    offsets: np.ndarray  # int64, n_jobs + 1
-    psum: np.ndarray  # Σ profile per job (float64)
-    ysum: np.ndarray  # Σ (x − centre) over per-node samples
-    ysq: np.ndarray  # Σ (x − centre)² over per-node samples
-    ymax: np.ndarray  # max (x − centre)
-
-
-def _power(
-    rng_sample: np.random.Generator,
-    rng_node: np.random.Generator,
-    n_samples: np.ndarray,
-    nodes: np.ndarray,
-    job: dict[str, np.ndarray],
-    p: M100LikeParams,
-) -> _PowerStats:
-    """Per-node series of every job, generated chunk by chunk, reduced to the summed profile and per-node stats."""
-    n = n_samples.size
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(n_samples, out=offsets[1:])
-    profile = np.empty(int(offsets[-1]), dtype=np.float32)
-    psum, ysum, ysq = np.zeros(n), np.zeros(n), np.zeros(n)
-    ymax = np.full(n, np.nan)
-    active = np.flatnonzero(n_samples > 0)
-    elements = nodes[active] * n_samples[active]
-    cum_el = np.concatenate(([0], np.cumsum(elements)))
-    lo, hi = np.float32(p.min_node_watts) - _CENTRE, np.float32(p.max_node_watts) - _CENTRE
-    two_pi = np.float32(2.0 * math.pi)
-    f32 = {k: v.astype(np.float32) for k, v in job.items()}
-    a = 0
-    while a < active.size:
-        b = max(int(np.searchsorted(cum_el, cum_el[a] + _CHUNK_ELEMENTS, side="right")) - 1, a + 1)
-        jobs = active[a:b]
-        lens = n_samples[jobs]
-        jn = nodes[jobs]
-        g0, g1 = int(offsets[jobs[0]]), int(offsets[jobs[-1] + 1])
-        s_tot = g1 - g0
-        starts = np.zeros(jobs.size, dtype=np.int64)
-        np.cumsum(lens[:-1], out=starts[1:])
-        loc = np.repeat(np.arange(jobs.size), lens)  # chunk-local job of each sample
-        sj = jobs[loc]
-        s_idx = (np.arange(s_tot, dtype=np.int64) - np.repeat(starts, lens)).astype(np.float32)
-
-        dyn = f32["dynamic"][sj]
-        x = s_idx / f32["period"][sj] + f32["phase"][sj]
-        wave = np.tanh(f32["sharpness"][sj] * np.sin(two_pi * x)) / f32["tanh_k"][sj]
-        level = dyn * (np.float32(1.0) + f32["amplitude"][sj] * wave)
-        ramp = f32["ramp"][sj]
-        in_ramp = s_idx < ramp
-        if in_ramp.any():
-            r0 = np.float32(p.ramp_start_fraction) * dyn[in_ramp]
-            frac = (s_idx[in_ramp] + np.float32(1.0)) / (ramp[in_ramp] + np.float32(1.0))
-            level[in_ramp] = r0 + (level[in_ramp] - r0) * frac
-        level += f32["common_sd"][sj] * dyn * _fast_normal(rng_sample, s_tot)
-        spikes = np.flatnonzero(rng_sample.random(s_tot, dtype=np.float32) < f32["spike_prob"][sj])
-        if spikes.size:
-            size = np.float32(p.spike_size) * (np.float32(0.5) + rng_sample.random(spikes.size, dtype=np.float32))
-            level[spikes] += size * dyn[spikes]
-        level += np.float32(p.idle_watts) - _CENTRE
-
-        # Per-node elements, sample-major: (job, sample, node).
-        nps = np.repeat(jn, lens)
-        e_start = np.zeros(s_tot, dtype=np.int64)
-        np.cumsum(nps[:-1], out=e_start[1:])
-        n_el = int(e_start[-1] + nps[-1])
-        y = np.repeat(level, nps)
-        noise = _fast_normal(rng_node, n_el)
-        noise *= np.repeat(f32["node_sd"][sj], nps)
-        y += noise
-        node_base = np.zeros(jobs.size, dtype=np.int64)
-        np.cumsum(jn[:-1], out=node_base[1:])
-        node_off = _fast_normal(rng_node, int(jn.sum())) * np.repeat(f32["offset_sd"][jobs], jn)
-        idx = np.repeat(node_base[loc] - e_start, nps)  # element → its node's offset
-        idx += np.arange(n_el, dtype=np.int64)
-        y += node_off[idx]
-        del noise, idx
-        np.clip(y, lo, hi, out=y)
-
-        s_sum = np.add.reduceat(y, e_start, dtype=np.float64)
-        s_max = np.maximum.reduceat(y, e_start)
-        np.square(y, out=y)
-        s_sq = np.add.reduceat(y, e_start, dtype=np.float64)
-        del y
-        prof = (s_sum + nps * float(_CENTRE)).astype(np.float32)
-        profile[g0:g1] = prof
-        psum[jobs] = np.add.reduceat(prof.astype(np.float64), starts)
-        ysum[jobs] = np.add.reduceat(s_sum, starts)
-        ysq[jobs] = np.add.reduceat(s_sq, starts)
-        ymax[jobs] = np.maximum.reduceat(s_max, starts)
-        a = b
-    return _PowerStats(profile, offsets, psum, ysum, ysq, ymax)
 
 
 # -------------------------------------------------------------------------------------------------- public
@@ -551,8 +308,10 @@ def _check_int(name: str, value: object) -> int:
 
 
 def _check_positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer) or not (
-        math.isfinite(value) and value > 0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | np.floating | np.integer)
+        or not (math.isfinite(value) and value > 0)
     ):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
@@ -592,6 +351,8 @@ def generate_m100like(
     if params is not None and not isinstance(params, M100LikeParams):
         raise ValueError(f"params must be an M100LikeParams, got {type(params).__name__}")
     p = params if params is not None else M100LikeParams()
+    if target_load is None and span_days is None and p.default_target_load is not None and n_jobs >= 2:
+        target_load = p.default_target_load
 
     rng_tpl, rng_job, rng_state, rng_arr, rng_power, rng_sample, rng_node = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(7)
@@ -609,8 +370,12 @@ def generate_m100like(
     gpus = np.where(nodes == 1, tpl.gpus[t], p.gpus_per_node * nodes)
     walltime = tpl.walltime[t]
     natural = tpl.runtime_scale[t] * np.exp(p.runtime_job_sigma * rng_job.standard_normal(n_jobs))
-    u_fail, z_cancel, u_over, u_zero = (rng_job.random(n_jobs), rng_job.standard_normal(n_jobs),
-                                        rng_job.random(n_jobs), rng_job.random(n_jobs))
+    u_fail, z_cancel, u_over, u_zero = (
+        rng_job.random(n_jobs),
+        rng_job.standard_normal(n_jobs),
+        rng_job.random(n_jobs),
+        rng_job.random(n_jobs),
+    )
 
     state = _states(rng_state, walltime, p)
     runtime = natural.copy()
@@ -639,11 +404,27 @@ def generate_m100like(
 
     # Job-level power parameters (drift evaluated at the absolute model clock).
     clock = (submit + origin)[:, None]
-    drift = (p.drift_sd * math.sqrt(2.0 / 3.0)
-             * np.sin(2.0 * math.pi * clock / tpl.drift_period[t] + tpl.drift_phase[t]).sum(axis=1))
-    dynamic = (tpl.dynamic[t] * np.maximum(1.0 + drift, 0.3)
-               * np.exp(p.dynamic_job_sigma * rng_power.standard_normal(n_jobs)))
+    drift = (
+        p.drift_sd
+        * math.sqrt(2.0 / 3.0)
+        * np.sin(2.0 * math.pi * clock / tpl.drift_period[t] + tpl.drift_phase[t]).sum(axis=1)
+    )
+    dynamic = (
+        tpl.dynamic[t] * np.maximum(1.0 + drift, 0.3) * np.exp(p.dynamic_job_sigma * rng_power.standard_normal(n_jobs))
+    )
     dynamic = np.minimum(dynamic, 0.95 * (p.max_node_watts - p.idle_watts))
+    bound = np.full(n_jobs, np.inf)
+    if p.platform_node_dynamic_watts is not None:
+        # Jobs of one template share its level: what draws together is the template's mean concurrent nodes.
+        span_s = float(submit[-1])
+        concurrent = (
+            np.bincount(t, weights=nodes * runtime, minlength=tpl.mass.size)[t] / span_s
+            if span_s > 0
+            else np.zeros(n_jobs)
+        )
+        b = p.bound_fraction * p.platform_node_dynamic_watts
+        bound = b + (p.max_node_watts - p.idle_watts - b) / np.sqrt(np.maximum(nodes, concurrent))
+    dynamic = np.minimum(dynamic, bound / (1.0 + tpl.amplitude[t]))
     variability = tpl.variability[t]
     sharp = tpl.sharpness[t]
     job_power = {
@@ -658,6 +439,7 @@ def generate_m100like(
         "spike_prob": tpl.spike_prob[t],
         "node_sd": p.node_noise * variability * dynamic + p.node_noise_watts,
         "offset_sd": p.node_offset * dynamic,
+        "bound": bound,
     }
     n_samples = np.ceil(runtime / sample_period).astype(np.int64)
     stats = _power(rng_sample, rng_node, n_samples, nodes, job_power, p)
@@ -738,6 +520,13 @@ def _conventions(
         span = f"span = {span_days} days"
     else:
         span = f"span = n_jobs / {p.jobs_per_day} jobs per day (PM100 rate)"
+    bound = (
+        "no platform bound on job power"
+        if p.platform_node_dynamic_watts is None
+        else "platform bound: a job's common per-node dynamic level ≤ b + (max − idle − b)/√q_eff, b ="
+        f" {p.bound_fraction:g}·{p.platform_node_dynamic_watts:.1f} W (q_eff = max(nodes, its template's mean"
+        " concurrent nodes))"
+    )
     return [
         "synthetic: Marconi100-like jobs with per-user templates (habits) and slow power drift",
         "size = nodes (node-exclusive); cores = cores_per_node·nodes and gpus = gpus_per_node·nodes for multi-node"
@@ -745,6 +534,7 @@ def _conventions(
         "walltime = Slurm time limit (s) from a discrete set of minutes; TIMEOUT jobs have runtime == walltime",
         "runtime in whole seconds; runtime 0 (ended at start) gives an empty power_profile and null power stats",
         f"submit_time from 0 to the span, weekly/daily-cycle Poisson arrivals; {span}",
+        bound,
         f"power_profile: job power (W) summed over its nodes at each {sample_period:g} s sample,"
         " len = ceil(runtime / sample_period)",
         f"per-node samples clipped to [{p.min_node_watts:g}, {p.max_node_watts:g}] W; idle {p.idle_watts:g} W",
