@@ -65,9 +65,10 @@ class Setting:
 #: SVR (RFECV + 5-fold grid search per week and metric) took over 14 minutes on a 30,000-job trace, so they are
 #: left to ``wattsched predict power --method ml-forest``.
 FULL = Setting("full", 100_000, 30, ("ml-linear", "ml-sgd"))
-#: A smaller trace (≈ 11 days, so one weekly ML model is trained) with 4 windows per seed: every shape, ≤ 3
+#: A smaller trace (40,000 jobs: 9–24 days at the generator's offered load 0.95, so the weekly ML predictors
+#: train at least one model) with 4 windows per seed: every shape, ≤ 3
 #: minutes on 2 cores (docs/decisions.md).
-QUICK = Setting("quick", 16_000, 4, ("ml-linear",))
+QUICK = Setting("quick", 40_000, 4, ("ml-linear",))
 
 
 def _windows_entry(setting: Setting) -> dict[str, Any]:
