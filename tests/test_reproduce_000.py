@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from wattsched.cli import app
 from wattsched.reproduce.claims import catalogue
+from wattsched.reproduce.paper000 import QUICK
 from wattsched.reproduce.report import read_claims
 
 #: Claims of kind ``order`` that the issue's "Done when" requires on fresh seeds.
@@ -60,7 +61,7 @@ def test_real_max_never_trespasses_in_any_instance(quick_run) -> None:
     runs = quick_run["results"].filter(
         (pl.col("kind") == "run") & (pl.col("check") == "max") & (pl.col("source") == "real")
     )
-    assert runs.height == 3 * 4 * 4  # 3 seeds × 4 windows × 4 caps (estimators campaign)
+    assert runs.height == 3 * QUICK.windows * 4  # 3 seeds × windows × 4 caps (estimators campaign)
     assert not runs["p_trespass"].any(), f"seed {SEED}: {runs.filter(pl.col('p_trespass'))['workload'].to_list()}"
     assert quick_run["claims"]["C000-03"].ours.text.startswith(f"0 of {runs.height} instances")
 

@@ -66,9 +66,9 @@ class Setting:
 #: left to ``wattsched predict power --method ml-forest``.
 FULL = Setting("full", 100_000, 30, ("ml-linear", "ml-sgd"))
 #: A smaller trace (40,000 jobs: 9–24 days at the generator's offered load 0.95, so the weekly ML predictors
-#: train at least one model) with 4 windows per seed: every shape, ≤ 3
+#: train at least one model) with 6 windows per seed: every shape, ≤ 3
 #: minutes on 2 cores (docs/decisions.md).
-QUICK = Setting("quick", 40_000, 4, ("ml-linear",))
+QUICK = Setting("quick", 40_000, 6, ("ml-linear",))
 
 
 def _windows_entry(setting: Setting) -> dict[str, Any]:
