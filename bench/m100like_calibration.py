@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-5", help="seeds: '0-5', '1,4,9' or a mix")
     parser.add_argument("--windows", type=int, default=10, help="24-h windows per seed")
     parser.add_argument("--windows-table", action="store_true", help="also print one row per window")
+    parser.add_argument("--load", type=float, default=None, help="target offered load (default: the generator's)")
     parser.add_argument(
         "--uncalibrated",
         action="store_true",
@@ -59,7 +60,7 @@ def main() -> None:
         params = (
             M100LikeParams(default_target_load=None, platform_node_dynamic_watts=None) if args.uncalibrated else None
         )
-        read = generate_m100like(args.jobs, seed=seed, params=params)
+        read = generate_m100like(args.jobs, seed=seed, params=params, target_load=args.load)
         gen_s = time.perf_counter() - t
         tab = window_calibration(read, WindowSpec(count=args.windows, seed=seed))
         summary.append(
@@ -83,6 +84,7 @@ def main() -> None:
             for r in tab.with_columns(pl.col("backlog_machine_hours").round(1)).iter_rows(named=True)
         )
     what = "uncalibrated (PM100 rate, no platform bound)" if args.uncalibrated else "calibrated defaults"
+    what += f", target load {args.load}" if args.load is not None else ""
     print(f"{what}: {args.jobs} jobs per seed, {args.windows} windows of 24 h per seed; power / 719,880 W\n")
     print(_markdown(summary))
     allw = pl.DataFrame(windows)

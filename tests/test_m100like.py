@@ -352,7 +352,7 @@ def test_platform_bound_per_job(jobs: pl.DataFrame) -> None:
 def test_windows_within_marconi100_ranges() -> None:
     """Per 24-h window (campaign construction, uncapped EASY): dynamic power never above M100's 719,880 W; the
     offered load stable across seeds (the whole trace exactly at the target, the mean over a seed's windows
-    within ±25 % of it); a backlog at t = 0 in at least 40 % of the windows (docs/m100like.md: measured 79 %).
+    within ±30 % of it); a backlog at t = 0 in at least 40 % of the windows (docs/m100like.md: measured 79 %).
 
     Fresh seeds on every run (named on failure): the calibration must hold for any seed, not chosen ones."""
     from wattsched.metrics.window_calibration import window_calibration
@@ -367,7 +367,7 @@ def test_windows_within_marconi100_ranges() -> None:
         assert tab.height == 10
         assert tab["peak_dynamic"].max() <= 1.0, f"seed {seed}: uncapped peak {tab['peak_dynamic'].max():.3f}"
         load = tab["offered_load"].mean()
-        assert 0.75 * target <= load <= 1.25 * target, f"seed {seed}: mean window load {load:.3f}"
+        assert 0.7 * target <= load <= 1.3 * target, f"seed {seed}: mean window load {load:.3f}"
         assert (tab["busy_nodes_t0"] <= 980).all() and (tab["mean_dynamic_cap"] > 0).all()
         backlog.extend((tab["queued_t0"] > 0).to_list())
     assert np.mean(backlog) >= 0.4, f"backlog at t = 0 in {np.mean(backlog):.0%} of the windows"

@@ -241,10 +241,12 @@ def generate_m100_cmd(
     output: Annotated[Path, typer.Option(help="Output Parquet file (power profiles are a list column).")],
     jobs: Annotated[int, typer.Option(help="Number of jobs.")] = 20_000,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    load: Annotated[float | None, typer.Option(help="Target offered load on the 980 nodes.")] = None,
+    load: Annotated[
+        float | None, typer.Option(help="Target offered load on the 980 nodes (default 0.95, docs/m100like.md).")
+    ] = None,
     users: Annotated[int, typer.Option(help="Number of users.")] = 480,
     span_days: Annotated[
-        float | None, typer.Option(help="Spread the submissions over this many days (default: PM100's rate).")
+        float | None, typer.Option(help="Spread the submissions over this many days (default: the load's span).")
     ] = None,
 ) -> None:
     """Generate a Marconi100-like workload with per-job power profiles (20 s samples)."""
