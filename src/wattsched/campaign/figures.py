@@ -553,8 +553,12 @@ def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     if params["kind"] == "baseline":
         setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, params["power_window"])
     else:
-        cap = PowerCapSchedule.window(params["cap"], plat, window_end=params["power_window"],
-                                      post_window_cap=params.get("post_window_cap", "dynamic_range"))
+        cap = PowerCapSchedule.window(
+            params["cap"],
+            plat,
+            window_end=params["power_window"],
+            post_window_cap=params.get("post_window_cap", "dynamic_range"),
+        )
         check = PowerCheck.named(params["check"], reservation=params["reservation"])
         setup = PowerSetup(plat, check, params["source"], cap, params["power_window"])
     out = run_policy(read, params["policy"], power=setup, baseline=False)
