@@ -281,10 +281,8 @@ def run(ctx: ReproduceContext) -> PaperRun:
     figures = draw_figures(results, ctx.out)
     prestate = specs["estimators"].workloads[0].windows.prestate
     settings = {
-        "setting": setting.name,
         "workload": f"Marconi100-like generator, {setting.jobs:,} jobs per seed",
         "windows": f"{setting.windows} × 24 h per seed, prestate = {prestate}",
-        "seeds": ", ".join(str(s) for s in ctx.seeds),
         "platform": "marconi100 (980 nodes, dynamic range 719,880 W)",
         "estimators campaign": f"EASY+PC, caps {CAPS}, 3-h window at t = 0, 11 estimators + uncapped EASY baselines",
         "policies campaign": "cap 0.5, gaussian99, real and predicted: " + ", ".join(POLICY_LABELS.values()),
