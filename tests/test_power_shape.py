@@ -1,5 +1,7 @@
-"""Paper 000's qualitative results on the Marconi100-like workload (reference-spec §1.9, target T7), and the
-power CLI end to end."""
+"""Power-capped runs on ``reproduce 000 --quick``'s construction (one window of it), and the power CLI end to end.
+
+Paper 000's shape claims (trespass, breaks, under-utilisation, time above the cap, §6.6's orderings) are checked on
+the reproduction itself, over windows and seeds, in tests/test_reproduce_000.py."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from wattsched.api import run_policy
 from wattsched.cli import app
 from wattsched.platform.power import PLATFORMS, PowerCapSchedule
 from wattsched.power_run import PowerSetup
+from wattsched.reproduce.paper000 import QUICK, windows_of
 from wattsched.sched.powercheck import PowerCheck
 from wattsched.workload.generate import generate_m100like
 from wattsched.workload.schema import ReadResult
@@ -22,55 +25,52 @@ WINDOW = 10_800.0
 
 @pytest.fixture(scope="module")
 def loaded_window() -> ReadResult:
-    """A busy start: the jobs submitted in the 12 h before the window are queued at t = 0 (the paper's
-    replay re-submits the jobs queued at the window start), then arrivals go on at load 1.0."""
-    r = generate_m100like(6000, seed=3, target_load=1.0)
-    jobs = r.jobs.with_columns((pl.col("submit_time") - 12 * 3600.0).clip(lower_bound=0.0))
-    return ReadResult(jobs, r.rejects, r.provenance)
+    """The busiest window (most jobs waiting at t = 0) of ``reproduce 000 --quick``'s construction for seed 3:
+    the calibrated Marconi100-like generator, 24-h windows, the running jobs requeued at t = 0. The paper's shape
+    claims are checked on the aggregate of that construction by tests/test_reproduce_000.py; the per-run facts
+    here hold in every window."""
+    windows = windows_of(QUICK, 3)
+    return max(windows, key=lambda w: int((w.jobs["submit_time"] == 0).sum()))
 
 
-@pytest.fixture(scope="module")
-def results(loaded_window) -> dict[str, dict]:
-    plat = PLATFORMS["marconi100"]
-    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
-    out = {}
-    for check in ("naive", "max", "mean", "gaussian68", "gaussian95", "gaussian99"):
-        run = run_policy(loaded_window, "easy-pc", power=PowerSetup(plat, PowerCheck.named(check), "real", cap))
-        out[check] = run.summary["power"]
-    return out
-
-
-def test_naive_under_uses_power_most(results) -> None:
-    assert results["naive"]["power_utilisation"] < min(r["power_utilisation"] for c, r in results.items()
-                                                       if c != "naive")
-
-
-def test_real_max_never_trespasses(results) -> None:
-    assert not results["max"]["trespass"] and not results["naive"]["trespass"]
-
-
-def test_mean_trespasses_most(results) -> None:
-    assert results["mean"]["trespass"]
-    for check in ("gaussian68", "gaussian95", "gaussian99", "max", "naive"):
-        assert results["mean"]["time_above_cap_share"] >= results[check]["time_above_cap_share"]
-        assert results["mean"]["max_instantaneous_break"] >= results[check]["max_instantaneous_break"]
-
-
-def test_gaussian_breaks_shrink_with_k(results) -> None:
-    g68, g95, g99 = (results[c]["max_instantaneous_break"] for c in ("gaussian68", "gaussian95", "gaussian99"))
-    assert g99 < g95 < g68
-    assert results["gaussian99"]["time_above_cap_share"] <= results["gaussian68"]["time_above_cap_share"]
+def test_the_window_is_the_reproductions_construction(loaded_window) -> None:
+    assert loaded_window.jobs.height > 500
+    assert "prestarted" not in loaded_window.jobs.columns or not loaded_window.jobs["prestarted"].any()
+    assert int((loaded_window.jobs["submit_time"] == 0).sum()) > 0  # the backlog is requeued at t = 0
 
 
 def test_power_cli_end_to_end(tmp_path) -> None:
     runner = CliRunner()
     workload = tmp_path / "m100.parquet"
-    assert runner.invoke(app, ["generate", "m100", "--jobs", "800", "--seed", "4", "--load", "1.0",
-                               "--output", str(workload)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["generate", "m100", "--jobs", "800", "--seed", "4", "--load", "1.0", "--output", str(workload)]
+        ).exit_code
+        == 0
+    )
     out = tmp_path / "run"
-    result = runner.invoke(app, ["simulate", "--workload", str(workload), "--platform", "marconi100",
-                                 "--policy", "easy-pc", "--power-check", "gaussian99", "--power-source", "real",
-                                 "--cap", "0.5", "--window", "10800", "--output", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--workload",
+            str(workload),
+            "--platform",
+            "marconi100",
+            "--policy",
+            "easy-pc",
+            "--power-check",
+            "gaussian99",
+            "--power-source",
+            "real",
+            "--cap",
+            "0.5",
+            "--window",
+            "10800",
+            "--output",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     power = pl.read_parquet(out / "power.parquet")
     assert power.columns == ["time", "total", "dynamic", "cap"]
@@ -80,9 +80,26 @@ def test_power_cli_end_to_end(tmp_path) -> None:
     # a canonical table with per-node summaries only (no profiles) works too: flat profiles
     flat = tmp_path / "flat.csv"
     pl.read_parquet(workload).drop("power_profile", "state").write_csv(flat)
-    result = runner.invoke(app, ["simulate", "--workload", str(flat), "--machine-size", "980",
-                                 "--platform", "marconi100", "--policy", "easy-pc", "--power-check", "mean",
-                                 "--cap", "300000W", "--output", str(tmp_path / "flat")])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--workload",
+            str(flat),
+            "--machine-size",
+            "980",
+            "--platform",
+            "marconi100",
+            "--policy",
+            "easy-pc",
+            "--power-check",
+            "mean",
+            "--cap",
+            "300000W",
+            "--output",
+            str(tmp_path / "flat"),
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -98,33 +115,11 @@ def test_power_cli_end_to_end(tmp_path) -> None:
 def test_power_options_errors(tmp_path, args, message) -> None:
     workload = tmp_path / "m100.parquet"
     CliRunner().invoke(app, ["generate", "m100", "--jobs", "50", "--output", str(workload)])
-    result = CliRunner().invoke(app, ["simulate", "--workload", str(workload), "--policy", "easy-pc",
-                                      "--output", str(tmp_path / "o"), *args])
+    result = CliRunner().invoke(
+        app, ["simulate", "--workload", str(workload), "--policy", "easy-pc", "--output", str(tmp_path / "o"), *args]
+    )
     assert result.exit_code == 2
     assert message in result.output
-
-
-@pytest.fixture(scope="module")
-def policy_results(loaded_window) -> dict[str, dict]:
-    plat = PLATFORMS["marconi100"]
-    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
-    setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, WINDOW)
-    return {p: run_policy(loaded_window, p, power=setup).summary["power"]
-            for p in ("easy-pc", "easy-saf-pc", "knapsack-wait", "knapsack-stretch")}
-
-
-def test_saf_and_knapsacks_start_more_jobs_inside_the_window(policy_results) -> None:
-    # paper 000 §6.6: EASY-FCFS 18 % of the jobs inside the window, SAF and both knapsacks > 30 %
-    easy = policy_results["easy-pc"]["share_started_in_window"]
-    for policy in ("easy-saf-pc", "knapsack-wait", "knapsack-stretch"):
-        assert policy_results[policy]["share_started_in_window"] > easy
-
-
-def test_turnaround_orderings_of_section_6_6(policy_results) -> None:
-    change = {p: r["turnaround_increase"] for p, r in policy_results.items()}
-    assert change["easy-pc"] == max(change.values())  # EASY-FCFS has the worst turnaround change
-    assert change["easy-saf-pc"] == min(change.values())  # SAF the best
-    assert change["knapsack-stretch"] < change["knapsack-wait"]  # Stretch slightly better than Wait
 
 
 def test_jobs_that_could_never_fit_are_rejected_with_a_reason() -> None:
@@ -135,8 +130,11 @@ def test_jobs_that_could_never_fit_are_rejected_with_a_reason() -> None:
     )
     plat = PLATFORMS["marconi100"]
     cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW, post_window_cap=0.6)
-    run = run_policy(ReadResult(jobs, r.rejects, r.provenance), "easy-pc",
-                     power=PowerSetup(plat, PowerCheck.named("mean"), "real", cap))
+    run = run_policy(
+        ReadResult(jobs, r.rejects, r.provenance),
+        "easy-pc",
+        power=PowerSetup(plat, PowerCheck.named("mean"), "real", cap),
+    )
     assert run.rejects.select("job_id", "field").rows() == [(1, "power")]
     assert "could never start" in run.rejects["reason"][0]
     assert run.jobs.height == 299 and run.summary["workload"]["rejected"] == 1
@@ -150,8 +148,9 @@ def test_actual_power_never_exceeds_the_cap_with_real_max_estimates(loaded_windo
     cap only rises here: 0.5 for 3 h, then the dynamic range)."""
     plat = PLATFORMS["marconi100"]
     cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
-    run = run_policy(loaded_window, policy, power=PowerSetup(plat, PowerCheck.named(check), "real", cap, WINDOW),
-                     baseline=False)
+    run = run_policy(
+        loaded_window, policy, power=PowerSetup(plat, PowerCheck.named(check), "real", cap, WINDOW), baseline=False
+    )
     power = run.power.filter(pl.col("cap").is_not_null())
     assert power.height > 0
     assert (power["dynamic"] <= power["cap"]).all()
@@ -162,13 +161,34 @@ def test_ambiguity_options_reach_the_run(tmp_path) -> None:
     """[AMBIG-0.2] cap basis, [AMBIG-0.3] idle subtraction and σ scaling are options with the spec's defaults."""
     runner = CliRunner()
     workload = tmp_path / "m100.parquet"
-    assert runner.invoke(app, ["generate", "m100", "--jobs", "300", "--seed", "6", "--load", "1.0",
-                               "--output", str(workload)]).exit_code == 0
-    base = ["simulate", "--workload", str(workload), "--platform", "marconi100", "--policy", "easy-pc",
-            "--power-check", "gaussian99", "--cap", "0.5", "--window", "10800"]
+    assert (
+        runner.invoke(
+            app, ["generate", "m100", "--jobs", "300", "--seed", "6", "--load", "1.0", "--output", str(workload)]
+        ).exit_code
+        == 0
+    )
+    base = [
+        "simulate",
+        "--workload",
+        str(workload),
+        "--platform",
+        "marconi100",
+        "--policy",
+        "easy-pc",
+        "--power-check",
+        "gaussian99",
+        "--cap",
+        "0.5",
+        "--window",
+        "10800",
+    ]
     caps = {}
-    for name, extra in {"default": [], "total": ["--cap-basis", "total"], "literal": ["--no-subtract-idle"],
-                        "sqrt": ["--sigma-scaling", "sqrt"]}.items():
+    for name, extra in {
+        "default": [],
+        "total": ["--cap-basis", "total"],
+        "literal": ["--no-subtract-idle"],
+        "sqrt": ["--sigma-scaling", "sqrt"],
+    }.items():
         out = tmp_path / name
         result = runner.invoke(app, [*base, *extra, "--output", str(out)])
         assert result.exit_code == 0, result.output

@@ -19,7 +19,10 @@ from wattsched.sim.engine import simulate
 from wattsched.workload.generate import generate_lublin
 from wattsched.workload.tableio import write_table
 
-#: The demo campaign (``wattsched demo``): paper 000's estimators on a few windows, two caps.
+#: The demo campaign (``wattsched demo``): paper 000's estimators on a few windows, two caps, with the construction
+#: of ``wattsched reproduce 000`` (reproduce/paper000.py): the calibrated Marconi100-like generator, the jobs
+#: running at a window's start requeued at t = 0 (so EASY+PC decides on every job under the cap), no cap after the
+#: 3-h window. The README's demo paragraph says which numbers to read.
 DEMO_CAMPAIGN = """\
 name = "demo"
 platform = "marconi100"
@@ -27,7 +30,7 @@ platform = "marconi100"
 [[workloads]]
 name = "m100"
 generate = {{ model = "m100", jobs = {jobs}, seed = {seed} }}
-windows = {{ count = 3, hours = 24, seed = {seed}, prestate = true }}
+windows = {{ count = 3, hours = 24, seed = {seed}, prestate = "requeue" }}
 
 [grid]
 policies = ["easy-pc"]
@@ -35,6 +38,7 @@ checks = ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"]
 sources = ["real", "predicted"]
 caps = [0.5, 0.7]
 power_window = 10800
+post_window_cap = "none"
 
 [prediction]
 method = "history"

@@ -36,7 +36,6 @@ from matplotlib.ticker import PercentFormatter
 from wattsched.campaign.runner import MANIFEST, load_results
 from wattsched.campaign.spec import CampaignError
 from wattsched.campaign.summary import (
-    SOURCE_ORDER,
     campaign_summary,
     capped_runs,
     estimator_label,
@@ -49,6 +48,7 @@ __all__ = [
     "GanttData",
     "MetricFigure",
     "campaign_summary",
+    "check_colour",
     "default_gantt_run",
     "gantt_data",
     "gantt_rectangles",
@@ -56,6 +56,7 @@ __all__ = [
     "per_user_errors",
     "plot_gantt",
     "plot_metric",
+    "plot_policies",
     "plot_prediction_errors",
     "plot_prediction_scatter",
     "predicted_metrics",
@@ -99,29 +100,52 @@ METRICS: dict[str, MetricFigure] = {
     m.key: m
     for m in (
         MetricFigure(
-            "power_utilisation", "Mean dynamic power in the power window against the cap",
+            "power_utilisation",
+            "Mean dynamic power in the power window against the cap",
             "mean dynamic power (% of the dynamic range)",
-            lambda: pl.col("p_power_utilisation") * pl.col("cap"), "cap", "Fig. 4",
+            lambda: pl.col("p_power_utilisation") * pl.col("cap"),
+            "cap",
+            "Fig. 4",
         ),
         MetricFigure(
-            "turnaround_increase", "Mean turnaround increase against uncapped EASY",
-            "mean turnaround increase", lambda: pl.col("p_turnaround_increase"), 0.0, "Fig. 5",
+            "turnaround_increase",
+            "Mean turnaround increase against uncapped EASY",
+            "mean turnaround increase",
+            lambda: pl.col("p_turnaround_increase"),
+            0.0,
+            "Fig. 5",
         ),
         MetricFigure(
-            "time_above_cap", "Share of the power window spent above the cap",
-            "time above the cap (% of the window)", lambda: pl.col("p_time_above_cap_share"), None, "Fig. 6",
+            "time_above_cap",
+            "Share of the power window spent above the cap",
+            "time above the cap (% of the window)",
+            lambda: pl.col("p_time_above_cap_share"),
+            None,
+            "Fig. 6",
         ),
         MetricFigure(
-            "max_turnaround_increase", "Max turnaround increase against uncapped EASY (starvation)",
-            "max turnaround increase", lambda: pl.col("p_max_turnaround_increase"), 0.0, "Fig. 7c",
+            "max_turnaround_increase",
+            "Max turnaround increase against uncapped EASY (starvation)",
+            "max turnaround increase",
+            lambda: pl.col("p_max_turnaround_increase"),
+            0.0,
+            "Fig. 7c",
         ),
         MetricFigure(
-            "share_started_in_window", "Share of the workload's jobs started inside the power window",
-            "jobs started in the window", lambda: pl.col("p_share_started_in_window"), None, "Fig. 7d",
+            "share_started_in_window",
+            "Share of the workload's jobs started inside the power window",
+            "jobs started in the window",
+            lambda: pl.col("p_share_started_in_window"),
+            None,
+            "Fig. 7d",
         ),
         MetricFigure(
-            "max_instantaneous_break", "Largest instantaneous cap break in the window",
-            "max dynamic power / cap − 1", lambda: pl.col("p_max_instantaneous_break"), 0.0, "",
+            "max_instantaneous_break",
+            "Largest instantaneous cap break in the window",
+            "max dynamic power / cap − 1",
+            lambda: pl.col("p_max_instantaneous_break"),
+            0.0,
+            "",
         ),
     )
 }
@@ -149,9 +173,55 @@ def _hours(seconds: float) -> str:
     return f"{h:g} h" if abs(h - round(h, 2)) < 1e-9 else f"{seconds:g} s"
 
 
-def plot_metric(results: pl.DataFrame, key: str, out_dir: str | Path) -> list[Path]:
+#: Colour per power check, the same in every panel and figure (Okabe–Ito): conservative checks cool, aggressive
+#: ones warm. The source is drawn as a hatch (predicted) or a plain box (real).
+CHECK_COLOURS = {
+    "naive": "#7f7f7f",
+    "max": "#0072B2",
+    "gaussian99": "#56B4E9",
+    "gaussian95": "#009E73",
+    "gaussian68": "#E69F00",
+    "mean": "#D55E00",
+}
+PREDICTED_HATCH = "////"
+#: One estimator's values above this many times the others' make the axis symmetric-log (naive dwarfs the rest).
+DWARF_RATIO = 5.0
+
+
+def check_colour(check: str) -> str:
+    """One colour per power check (other checks: a neutral green)."""
+    return CHECK_COLOURS.get(check, OTHER_COLOUR)
+
+
+def _grid_shape(panels: int, ncols: int = 2) -> tuple[int, int]:
+    cols = min(panels, ncols)
+    return -(-panels // cols), cols
+
+
+def _dwarfed(values: dict[str, np.ndarray]) -> float | None:
+    """The linear threshold of a symlog axis when one series' extent dwarfs every other's, else None."""
+    extents = {k: float(np.nanmax(np.abs(v))) for k, v in values.items() if v.size and np.isfinite(v).any()}
+    if len(extents) < 2:
+        return None
+    top = max(extents, key=extents.get)
+    rest = max(v for k, v in extents.items() if k != top)
+    if rest > 0 and extents[top] > DWARF_RATIO * rest:
+        return float(10 ** np.ceil(np.log10(rest)))
+    return None
+
+
+def _symlog(ax: Any, linthresh: float) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_yscale("symlog", linthresh=linthresh, linscale=2.0)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:.3g}%"))
+
+
+def plot_metric(results: pl.DataFrame, key: str, out_dir: str | Path, *, ncols: int = 2) -> list[Path]:
     """Box plots of one metric of :data:`METRICS` per estimator, over workload windows (dots = runs), one facet
-    per cap (columns) and policy (rows); writes ``<key>.png`` and ``<key>.svg``."""
+    per cap and policy, wrapped ``ncols`` to a row; colour = power check (:data:`CHECK_COLOURS`), hatched =
+    predicted. When one estimator (naive) dwarfs the others the axis is symmetric-log, linear near zero. Writes
+    ``<key>.png`` and ``<key>.svg``."""
     spec = METRICS[key]
     runs = capped_runs(results)
     if runs.is_empty():
@@ -163,53 +233,179 @@ def plot_metric(results: pl.DataFrame, key: str, out_dir: str | Path) -> list[Pa
     positions, ticks = _layout(estimators, pairs)
     caps = sorted(runs["cap"].unique().to_list())
     policies = sorted(runs["policy"].unique().to_list())
-    width = max(3.2, 0.42 * len(estimators) + 1.2)
-    fig = Figure(figsize=(min(width * len(caps) + 1.0, 26), 3.6 * len(policies) + 1.3), layout="constrained")
-    axes = fig.subplots(len(policies), len(caps), sharey=True, squeeze=False)
+    cells = [(p, c) for p in policies for c in caps]
+    nrows, cols = _grid_shape(len(cells), ncols)
+    width = max(3.6, 0.42 * len(estimators) + 1.4)
+    fig = Figure(figsize=(width * cols + 0.8, 3.3 * nrows + 1.6), layout="constrained")
+    axes = fig.subplots(nrows, cols, sharey=True, squeeze=False).ravel()
+    per_est = {e: runs.filter(pl.col("estimator") == e)["_y"].drop_nulls().drop_nans().to_numpy() for e in estimators}
+    linthresh = _dwarfed(per_est) if spec.reference != "cap" else None
     rng = np.random.default_rng(0)
-    for i, policy in enumerate(policies):
-        for j, cap in enumerate(caps):
-            ax = axes[i][j]
-            cell = runs.filter((pl.col("policy") == policy) & (pl.col("cap") == cap))
-            data, where, colours = [], [], []
-            for est, x in zip(estimators, positions, strict=True):
-                y = cell.filter(pl.col("estimator") == est)["_y"].drop_nulls().drop_nans().to_numpy()
-                if y.size:
-                    data.append(y)
-                    where.append(x)
-                    colours.append(source_colour(sources[est]))
-            if data:
-                boxes = ax.boxplot(data, positions=where, widths=0.7, showfliers=False, patch_artist=True,
-                                   medianprops={"color": "black", "linewidth": 1.4})
-                for patch, colour in zip(boxes["boxes"], colours, strict=True):
-                    patch.set_facecolor(colour)
-                    patch.set_alpha(0.55)
-                for y, x, colour in zip(data, where, colours, strict=True):
-                    jitter = rng.uniform(-0.18, 0.18, y.size)
-                    ax.scatter(x + jitter, y, s=9, color=colour, edgecolors="black", linewidths=0.3, zorder=3)
-            if spec.reference == "cap":
-                ax.axhline(cap, color="black", linewidth=1.5, zorder=2)
-            elif spec.reference is not None:
-                ax.axhline(spec.reference, color="grey", linewidth=0.9, linestyle="--", zorder=1)
-            ax.set_xticks([t for t, _ in ticks], [c for _, c in ticks], rotation=30, ha="right")
-            ax.set_xlim(positions[0] - 0.8, positions[-1] + 0.8)
+    for ax, (policy, cap) in zip(axes, cells, strict=False):
+        cell = runs.filter((pl.col("policy") == policy) & (pl.col("cap") == cap))
+        data, where, est_here = [], [], []
+        for est, x in zip(estimators, positions, strict=True):
+            y = cell.filter(pl.col("estimator") == est)["_y"].drop_nulls().drop_nans().to_numpy()
+            if y.size:
+                data.append(y)
+                where.append(x)
+                est_here.append(est)
+        if data:
+            boxes = ax.boxplot(
+                data,
+                positions=where,
+                widths=0.7,
+                showfliers=False,
+                patch_artist=True,
+                medianprops={"color": "black", "linewidth": 1.4},
+            )
+            for patch, est in zip(boxes["boxes"], est_here, strict=True):
+                patch.set_facecolor(check_colour(pairs[est]))
+                patch.set_alpha(0.6)
+                if sources[est] == "predicted":
+                    patch.set_hatch(PREDICTED_HATCH)
+            for y, x, est in zip(data, where, est_here, strict=True):
+                jitter = rng.uniform(-0.18, 0.18, y.size)
+                ax.scatter(
+                    x + jitter, y, s=9, color=check_colour(pairs[est]), edgecolors="black", linewidths=0.3, zorder=3
+                )
+        if spec.reference == "cap":
+            ax.axhline(cap, color="black", linewidth=1.5, zorder=2)
+        elif spec.reference is not None:
+            ax.axhline(spec.reference, color="grey", linewidth=0.9, linestyle="--", zorder=1)
+        ax.set_xticks([t for t, _ in ticks], [c for _, c in ticks], rotation=30, ha="right")
+        ax.set_xlim(positions[0] - 0.8, positions[-1] + 0.8)
+        if linthresh is not None:
+            _symlog(ax, linthresh)
+        else:
             ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=None))
-            ax.grid(axis="y", alpha=0.3)
-            ax.set_title(f"cap {cap:g}" + (f" · {policy}" if len(policies) > 1 else ""), fontsize=10)
-            if j == 0:
-                ax.set_ylabel(spec.ylabel)
-    present = [s for s in SOURCE_ORDER if s in set(sources.values())] + sorted(set(sources.values()) - set(
-        SOURCE_ORDER))
-    handles = [Patch(facecolor=source_colour(s), alpha=0.55, edgecolor="black", label=s) for s in present]
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_title(f"cap {cap:g}" + (f" · {policy}" if len(policies) > 1 else ""), fontsize=10)
+    for ax in axes[len(cells) :]:
+        ax.set_visible(False)
+    for r in range(nrows):
+        axes[r * cols].set_ylabel(spec.ylabel)
+    checks_present = [c for c in CHECK_COLOURS if c in set(pairs.values())] + sorted(
+        set(pairs.values()) - set(CHECK_COLOURS)
+    )
+    handles = [Patch(facecolor=check_colour(c), alpha=0.6, edgecolor="black", label=c) for c in checks_present]
+    present = set(sources.values())
+    if "real" in present:
+        handles.append(Patch(facecolor="white", edgecolor="black", label="real values"))
+    if "predicted" in present:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch=PREDICTED_HATCH, label="predicted values"))
     if spec.reference == "cap":
         handles.append(Line2D([], [], color="black", linewidth=1.5, label="cap"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False, title="power source")
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False)
     windows = runs["workload"].n_unique()
     window = _hours(float(runs["power_window"][0])) if "power_window" in runs.columns else "power"
     policy_note = f" ({policies[0]})" if len(policies) == 1 else ""
-    fig.suptitle(f"{spec.title}{policy_note}\nboxes over {windows} workload window(s), dots = runs; "
-                 f"{window} power window" + (f" — paper 000 {spec.paper}" if spec.paper else ""), fontsize=11)
+    scale = f" — symmetric-log axis (linear below ±{linthresh * 100:g}%)" if linthresh else ""
+    fig.suptitle(
+        f"{spec.title}{policy_note}\nboxes over {windows} workload window(s), dots = runs; "
+        f"{window} power window" + (f" — paper 000 {spec.paper}" if spec.paper else "") + scale,
+        fontsize=11,
+    )
     return _save(fig, out_dir, key)
+
+
+#: Fig. 7's four panels: (metric expression, title, y label, reference) — a, b, c, d.
+POLICY_PANELS = (
+    (
+        lambda: pl.col("p_power_utilisation") * pl.col("cap"),
+        "(a) mean power in the window",
+        "% of the dynamic range",
+        "cap",
+    ),
+    (
+        lambda: -pl.col("p_turnaround_increase"),
+        "(b) mean turnaround improvement vs EASY",
+        "improvement (higher is better)",
+        0.0,
+    ),
+    (
+        lambda: pl.col("p_max_turnaround_increase"),
+        "(c) max turnaround increase vs EASY",
+        "increase (lower is better)",
+        0.0,
+    ),
+    (lambda: pl.col("p_share_started_in_window"), "(d) jobs started in the window", "% of the workload's jobs", None),
+)
+
+
+def plot_policies(
+    results: pl.DataFrame, out_dir: str | Path, *, labels: dict[str, str] | None = None, stem: str = "policies"
+) -> list[Path]:
+    """Paper 000 Fig. 7: the scheduling policies at one cap and check, four panels (a–d) in a 2 × 2 grid, one box
+    per policy and source (real plain, predicted hatched), one colour per policy in every panel."""
+    runs = capped_runs(results)
+    if runs.is_empty():
+        raise CampaignError("no finished capped run to plot")
+    labels = labels or {}
+    policies = list(dict.fromkeys(runs["policy"].to_list()))
+    sources = [s for s in ("real", "predicted") if s in set(runs["source"].to_list())]
+    palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"]
+    colours = {p: palette[k % len(palette)] for k, p in enumerate(policies)}
+    fig = Figure(figsize=(11, 8.2), layout="constrained")
+    axes = fig.subplots(2, 2).ravel()
+    rng = np.random.default_rng(0)
+    cap = float(runs["cap"][0])
+    for ax, (value, title, ylabel, reference) in zip(axes, POLICY_PANELS, strict=True):
+        frame = runs.with_columns(value().cast(pl.Float64).alias("_y"))
+        data, where, style = [], [], []
+        for i, policy in enumerate(policies):
+            for j, source in enumerate(sources):
+                y = frame.filter((pl.col("policy") == policy) & (pl.col("source") == source))["_y"]
+                y = y.drop_nulls().drop_nans().to_numpy()
+                if y.size:
+                    data.append(y)
+                    where.append(i * (len(sources) + 0.6) + j)
+                    style.append((policy, source))
+        boxes = ax.boxplot(
+            data,
+            positions=where,
+            widths=0.75,
+            showfliers=False,
+            patch_artist=True,
+            medianprops={"color": "black", "linewidth": 1.4},
+        )
+        for patch, (policy, source) in zip(boxes["boxes"], style, strict=True):
+            patch.set_facecolor(colours[policy])
+            patch.set_alpha(0.6)
+            if source == "predicted":
+                patch.set_hatch(PREDICTED_HATCH)
+        for y, x, (policy, _) in zip(data, where, style, strict=True):
+            ax.scatter(
+                x + rng.uniform(-0.18, 0.18, y.size),
+                y,
+                s=9,
+                color=colours[policy],
+                edgecolors="black",
+                linewidths=0.3,
+                zorder=3,
+            )
+        if reference == "cap":
+            ax.axhline(cap, color="black", linewidth=1.5, zorder=2)
+        elif reference is not None:
+            ax.axhline(reference, color="grey", linewidth=0.9, linestyle="--", zorder=1)
+        centres = [i * (len(sources) + 0.6) + (len(sources) - 1) / 2 for i in range(len(policies))]
+        ax.set_xticks(centres, [labels.get(p, p) for p in policies], rotation=15)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=None))
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
+    handles = [Patch(facecolor="white", edgecolor="black", label="real values")]
+    if "predicted" in sources:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch=PREDICTED_HATCH, label="predicted values"))
+    handles.append(Line2D([], [], color="black", linewidth=1.5, label="cap"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
+    checks = ", ".join(sorted(set(runs["check"].to_list())))
+    fig.suptitle(
+        f"Scheduling policies at cap {cap:g} with {checks} — paper 000 Fig. 7\nboxes over "
+        f"{runs['workload'].n_unique()} workload window(s), dots = runs",
+        fontsize=11,
+    )
+    return _save(fig, out_dir, stem)
 
 
 def _save(fig: Figure, out_dir: str | Path, stem: str, dpi: int = 130) -> list[Path]:
@@ -229,8 +425,11 @@ def gantt_rectangles(jobs: pl.DataFrame, machine_size: int) -> pl.DataFrame:
     nodes are assigned greedily in start order (the first free contiguous block that fits, else the lowest free
     nodes). One rectangle per contiguous piece: ``job_id, start, end, node_lo, node_hi`` (``node_hi``
     exclusive). Jobs of zero duration are left out (they have no area)."""
-    frame = jobs.select("job_id", "start_time", "end_time", "size").filter(
-        pl.col("end_time") > pl.col("start_time")).sort("start_time", "job_id")
+    frame = (
+        jobs.select("job_id", "start_time", "end_time", "size")
+        .filter(pl.col("end_time") > pl.col("start_time"))
+        .sort("start_time", "job_id")
+    )
     ids = frame["job_id"].to_numpy()
     start = frame["start_time"].to_numpy().astype(np.float64)
     end = frame["end_time"].to_numpy().astype(np.float64)
@@ -256,11 +455,15 @@ def gantt_rectangles(jobs: pl.DataFrame, machine_size: int) -> pl.DataFrame:
             out_lo.append(int(piece[0]))
             out_hi.append(int(piece[-1]) + 1)
     rows = np.asarray(out_job, dtype=np.int64)
-    return pl.DataFrame({
-        "job_id": ids[rows] if rows.size else np.asarray([], dtype=np.int64),
-        "start": start[rows], "end": end[rows],
-        "node_lo": np.asarray(out_lo, dtype=np.int64), "node_hi": np.asarray(out_hi, dtype=np.int64),
-    })
+    return pl.DataFrame(
+        {
+            "job_id": ids[rows] if rows.size else np.asarray([], dtype=np.int64),
+            "start": start[rows],
+            "end": end[rows],
+            "node_lo": np.asarray(out_lo, dtype=np.int64),
+            "node_hi": np.asarray(out_hi, dtype=np.int64),
+        }
+    )
 
 
 def _first_fit(free: np.ndarray, need: int) -> np.ndarray:
@@ -350,8 +553,12 @@ def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     if params["kind"] == "baseline":
         setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, params["power_window"])
     else:
-        cap = PowerCapSchedule.window(params["cap"], plat, window_end=params["power_window"],
-                                      post_window_cap=params.get("post_window_cap", "dynamic_range"))
+        cap = PowerCapSchedule.window(
+            params["cap"],
+            plat,
+            window_end=params["power_window"],
+            post_window_cap=params.get("post_window_cap", "dynamic_range"),
+        )
         check = PowerCheck.named(params["check"], reservation=params["reservation"])
         setup = PowerSetup(plat, check, params["source"], cap, params["power_window"])
     out = run_policy(read, params["policy"], power=setup, baseline=False)
@@ -360,20 +567,28 @@ def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     jobs = out.jobs.select(c for c in wanted if c in out.jobs.columns)
     if len(power_cols) == 2:
         jobs = jobs.join(read.jobs.select(*power_cols), on="job_id", how="left").with_columns(
-            (pl.col("power_mean").cast(pl.Float64) - plat.idle_watts).alias("dyn_watts_per_node"))
+            (pl.col("power_mean").cast(pl.Float64) - plat.idle_watts).alias("dyn_watts_per_node")
+        )
     else:
         jobs = jobs.with_columns(pl.lit(None, pl.Float64).alias("dyn_watts_per_node"))
     size = int(out.summary["run"]["machine_size"]) if "machine_size" in out.summary.get("run", {}) else plat.nodes
-    return GanttData(params, jobs, gantt_rectangles(jobs, size), out.power, size,
-                     float(params["power_window"]), plat.dynamic_range, out.summary.get("power", {}))
+    return GanttData(
+        params,
+        jobs,
+        gantt_rectangles(jobs, size),
+        out.power,
+        size,
+        float(params["power_window"]),
+        plat.dynamic_range,
+        out.summary.get("power", {}),
+    )
 
 
 def run_title(run: dict[str, Any]) -> str:
     """How a run is named in titles: window, policy, estimator and cap."""
     if run["kind"] == "baseline":
         return f"{run['workload']}: {run['policy']} without a cap (baseline)"
-    return (f"{run['workload']}: {run['policy']}, {estimator_label(run['check'], run['source'])}, "
-            f"cap {run['cap']:g}")
+    return f"{run['workload']}: {run['policy']}, {estimator_label(run['check'], run['source'])}, cap {run['cap']:g}"
 
 
 def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) -> list[Path]:
@@ -383,8 +598,9 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
     h = 3600.0
     s, e = rect["start"].to_numpy() / h, rect["end"].to_numpy() / h
     lo, hi = rect["node_lo"].to_numpy(), rect["node_hi"].to_numpy()
-    verts = np.stack([np.column_stack([s, lo]), np.column_stack([e, lo]), np.column_stack([e, hi]),
-                      np.column_stack([s, hi])], axis=1)
+    verts = np.stack(
+        [np.column_stack([s, lo]), np.column_stack([e, lo]), np.column_stack([e, hi]), np.column_stack([s, hi])], axis=1
+    )
     watts = rect["dyn_watts_per_node"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     known = watts[np.isfinite(watts)]
     norm = Normalize(0.0, float(np.percentile(known, 99)) if known.size else 1.0)
@@ -392,8 +608,15 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
     fig = Figure(figsize=(13, 8), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     cmap = colormaps["viridis"].with_extremes(bad="#bbbbbb")  # jobs of unknown power in grey
-    coll = PolyCollection(verts, array=watts, cmap=cmap, norm=norm, linewidths=0.0, antialiased=False,
-                          rasterized=len(verts) > RASTERISE_ABOVE)
+    coll = PolyCollection(
+        verts,
+        array=watts,
+        cmap=cmap,
+        norm=norm,
+        linewidths=0.0,
+        antialiased=False,
+        rasterized=len(verts) > RASTERISE_ABOVE,
+    )
     top.add_collection(coll)
     top.set_ylim(0, max(data.machine_size, int(hi.max()) if hi.size else 1))
     top.set_ylabel("nodes (assigned greedily)")
@@ -407,8 +630,15 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
         width = (left[1] - left[0]) if left.size > 1 else 0.0
         right = left + width
         xs = np.column_stack([left, right]).ravel() / h
-        bottom.fill_between(xs, np.repeat(vmin, 2) / 1e3, np.repeat(vmax, 2) / 1e3, color="#0072B2", alpha=0.25,
-                            linewidth=0, label="dynamic power (min–max per bin)")
+        bottom.fill_between(
+            xs,
+            np.repeat(vmin, 2) / 1e3,
+            np.repeat(vmax, 2) / 1e3,
+            color="#0072B2",
+            alpha=0.25,
+            linewidth=0,
+            label="dynamic power (min–max per bin)",
+        )
         bottom.plot(xs, np.repeat(mean, 2) / 1e3, color="#0072B2", linewidth=0.8, label="dynamic power (bin mean)")
     else:
         bottom.step(t / h, dyn / 1e3, where="post", color="#0072B2", linewidth=0.8, label="dynamic power")
@@ -420,8 +650,10 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
         bottom.step(ct / h, cv / 1e3, where="post", color="black", linewidth=1.4, label="cap")
     bottom.set_ylabel("platform dynamic power (kW)")
     bottom.set_xlabel("time since the window start (h)")
-    highest = max(float(np.nanmax(dyn)) if dyn.size else 1.0,
-                  float(data.power["cap"].max() or 0.0) if "cap" in data.power.columns else 0.0)
+    highest = max(
+        float(np.nanmax(dyn)) if dyn.size else 1.0,
+        float(data.power["cap"].max() or 0.0) if "cap" in data.power.columns else 0.0,
+    )
     bottom.set_ylim(0, 1.2 * highest / 1e3)  # room for the legend above the cap
     end = max(float(t[-1]) if t.size else 0.0, float(e.max()) * h if e.size else 0.0) / h
     bottom.set_xlim(0, end)
@@ -430,13 +662,23 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
         ax.axvline(data.window_end / h, color="#E69F00", linewidth=1.0, linestyle="--")
         ax.grid(alpha=0.25)
     bottom.legend(loc="upper right", fontsize=8, ncols=3)
-    top.text(data.window_end / h, 1.0, " power window end", transform=top.get_xaxis_transform(), va="bottom",
-             ha="left", fontsize=8, color="#a06800")
+    top.text(
+        data.window_end / h,
+        1.0,
+        " power window end",
+        transform=top.get_xaxis_transform(),
+        va="bottom",
+        ha="left",
+        fontsize=8,
+        color="#a06800",
+    )
     p = data.summary
     extra = ""
     if p.get("power_utilisation") is not None:
-        extra = (f"\npower utilisation {p['power_utilisation']:.0%}, time above the cap "
-                 f"{p['time_above_cap_share']:.0%}, jobs started in the window {p['share_started_in_window']:.0%}")
+        extra = (
+            f"\npower utilisation {p['power_utilisation']:.0%}, time above the cap "
+            f"{p['time_above_cap_share']:.0%}, jobs started in the window {p['share_started_in_window']:.0%}"
+        )
     fig.suptitle(f"Run {data.run['id']} — {run_title(data.run)} ({data.jobs.height:,} jobs){extra}", fontsize=11)
     return _save(fig, out_dir, stem or f"gantt_{data.run['id']}")
 
@@ -463,8 +705,10 @@ def per_user_errors(predictions: pl.DataFrame) -> dict[str, dict[str, np.ndarray
     for m in predicted_metrics(predictions):
         true = predictions[m].cast(pl.Float64).fill_null(np.nan).to_numpy()
         pred = predictions[f"pred_{m}"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-        out[m] = {"predicted": per_user_mae(pred, true, users),
-                  "global mean": per_user_mae(global_mean_baseline(predictions, m), true, users)}
+        out[m] = {
+            "predicted": per_user_mae(pred, true, users),
+            "global mean": per_user_mae(global_mean_baseline(predictions, m), true, users),
+        }
     return out
 
 
@@ -479,8 +723,14 @@ def plot_prediction_errors(predictions: pl.DataFrame, out_dir: str | Path, name:
     colours = ["#E69F00", "#999999"]
     for ax, (metric, series) in zip(axes, errors.items(), strict=True):
         labels = list(series)
-        boxes = ax.boxplot([series[k] for k in labels], widths=0.6, showfliers=True, patch_artist=True,
-                           medianprops={"color": "black"}, flierprops={"markersize": 2, "alpha": 0.4})
+        boxes = ax.boxplot(
+            [series[k] for k in labels],
+            widths=0.6,
+            showfliers=True,
+            patch_artist=True,
+            medianprops={"color": "black"},
+            flierprops={"markersize": 2, "alpha": 0.4},
+        )
         for patch, colour in zip(boxes["boxes"], colours, strict=True):
             patch.set_facecolor(colour)
             patch.set_alpha(0.6)
@@ -515,11 +765,27 @@ def plot_prediction_scatter(predictions: pl.DataFrame, out_dir: str | Path, name
             high, typical = float(both.max()), float(np.percentile(both, 99.5))
             top = (high if high <= 1.5 * typical else typical * 1.1) * 1.03
         inside = (true <= top) & (pred <= top)
-        hb = ax.hexbin(true[inside], pred[inside], gridsize=55, extent=(0, top, 0, top), bins="log", mincnt=1,
-                       cmap="magma_r", linewidths=0.1, rasterized=True)  # thousands of hexagons: a raster in SVG
+        hb = ax.hexbin(
+            true[inside],
+            pred[inside],
+            gridsize=55,
+            extent=(0, top, 0, top),
+            bins="log",
+            mincnt=1,
+            cmap="magma_r",
+            linewidths=0.1,
+            rasterized=True,
+        )  # thousands of hexagons: a raster in SVG
         if not inside.all():
-            ax.text(0.98, 0.02, f"{int((~inside).sum()):,} jobs off scale", transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize=8)
+            ax.text(
+                0.98,
+                0.02,
+                f"{int((~inside).sum()):,} jobs off scale",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=8,
+            )
         ax.plot([0, top], [0, top], color="#0072B2", linewidth=1.0, linestyle="--", label="prediction = truth")
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
