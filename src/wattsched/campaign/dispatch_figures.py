@@ -23,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, NullFormatter, ScalarFormatter
+from matplotlib.ticker import FuncFormatter, MultipleLocator, NullFormatter, ScalarFormatter
 
 from wattsched.campaign.dispatch import (
     ESTIMATES,
@@ -127,9 +127,10 @@ def _style(ax: Axes, combos: list[tuple[str, str]], artists: list[Any], pos: np.
 
 
 def _y_scale(ax: Axes, values: list[np.ndarray]) -> None:
-    """Log axis with plain labels when the values span more than a decade; a plain linear axis otherwise (a log
-    axis over 1–1.04 labels its ticks 1.035×10⁰)."""
-    allv = np.concatenate([v for v in values if v.size] or [np.ones(1)])
+    """Log axis with plain labels when the drawn range (5–95% and means) spans more than a decade; a plain linear
+    axis otherwise (a log axis over 1–1.04 labels its ticks 1.035×10⁰, or only 1)."""
+    drawn = [np.concatenate([np.percentile(v, [5, 95]), [v.mean()]]) for v in values if v.size]
+    allv = np.concatenate(drawn or [np.ones(1)])
     lo, hi = float(allv.min()), float(allv.max())
     if lo > 0 and hi / lo > 10:
         ax.set_yscale("log")
@@ -198,6 +199,7 @@ def plot_figures(
     parts["cmedians"].set_color("black")
     means = [float(per[c]["slowdown"].mean() or 1.0) for c in combos]
     ax.plot(pos, np.log10(means), "^", color="black", markersize=5)
+    ax.yaxis.set_major_locator(MultipleLocator(1))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{10**v:g}"))
     for x, c, w in zip(pos, combos, waited, strict=True):
         ax.annotate(
@@ -212,9 +214,9 @@ def plot_figures(
         )
     ax.set(ylabel="slowdown (log scale)")
     ax.set_title(
-        f"slowdown of the {n_moved:,} jobs that wait in some combination: violins over the jobs that wait "
-        f"in that combination (share on top), ▲ mean over all {n_moved:,}",
-        fontsize="small",
+        f"slowdown of the {n_moved:,} jobs that wait in some combination\nviolins: the jobs that wait in that "
+        f"combination (share on top); ▲ mean over all {n_moved:,}",
+        fontsize="medium",
         pad=14,
     )
     _legend(fig, combos)
@@ -277,7 +279,10 @@ def plot_figures(
         medianprops={"color": "black"},
     )
     _style(ax, combos, box["boxes"], pos)
-    ax.set(ylabel="queued jobs")
+    ax.set_yscale("symlog", linthresh=1)  # LJF's queues dwarf the others; 0 stays on the axis
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_ylim(0, 1.5 * max([st["whishi"] for st in stats] + [st["mean"] for st in stats] + [1.0]))
+    ax.set(ylabel="queued jobs (log scale above 1)")
     ax.set_title("queue length at every second where some combination has a queue (whiskers 5–95%)", fontsize="medium")
     _legend(fig, combos)
     paths += _save(fig, out, "fig5_queue_length")
