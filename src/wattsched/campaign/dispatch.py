@@ -13,7 +13,9 @@ time_limit_s = 1.0            # or deterministic_time = 0.5 for reproducible run
 
 Each run simulates one instance with one dispatcher and one estimate: ``walltime``; ``rules`` (the data-driven
 rule cascade, online in the simulation: predicted at submission from the jobs completed so far); ``real`` (the
-true durations: an explicit oracle baseline). A run writes its jobs (with slowdown and class), its queue timeline
+true durations: an explicit oracle baseline). ``history`` (files or folders of instances) warm-starts ``rules``
+with their jobs that ended before the instance's first submission, as one continuous simulation of the trace
+would (:class:`WarmStart`). A run writes its jobs (with slowdown and class), its queue timeline
 and last, atomically, its summary JSON, which marks it done: an interrupted campaign resumes where it stopped, on
 local processes or a Dask cluster.
 """
