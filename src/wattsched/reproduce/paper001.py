@@ -4,8 +4,8 @@ experiment on the Eurora instances, with the paper's metrics and its claims C001
 What runs: SJF, LJF, EBF, PRB and CPH × W (walltime), D (the data-driven rule cascade, online in the simulation:
 each job predicted at submission from the jobs the simulation has completed, starting from the sample's jobs
 that ended before the instance's first submission, as the paper's continuous trace would) and R (real durations)
-on the Eurora instances of the shared data (``eurora/historical_traces``: 206 instances of 50–1,000 real jobs, 5,930 distinct
-jobs of 2014-03-31…04-04), one simulation per instance × combination, run as a dispatch campaign
+on the Eurora instances of the shared data (``eurora/historical_traces``: 206 instances of 50–1,000 real jobs,
+5,930 distinct jobs of 2014-03-31…04-04), one simulation per instance × combination, run as a dispatch campaign
 (:mod:`wattsched.campaign.dispatch`, resumable under ``OUT/campaign``).
 
 - **quick**: per seed, ``QUICK_PER_CLASS`` instances of every size class (50, 100, …, 1000 jobs) drawn with the
