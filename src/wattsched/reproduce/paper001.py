@@ -272,7 +272,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
         ),
         "CPH CP time (sum)": f"{float(cp['cp_total_s'].sum()):,.0f} s over {int(cp['cp_solved'].sum()):,} solves",
         "simulation time (sum over runs)": f"{float(runs['run_s'].sum()):,.0f} s",
-        "seeds": ", ".join(map(str, ctx.seeds)) + ("" if ctx.quick else " (full: every instance; seeds unused)"),
+        "seeds used": "to draw the instances" if ctx.quick else "no (every instance runs)",
         "spread": "over seeded instance samples" if ctx.quick else "over instances",
     }
     notes = [
@@ -288,6 +288,13 @@ def run(ctx: ReproduceContext) -> PaperRun:
         f"{contended} of {len(files)} instances have a job that waits in some combination; the others carry no "
         f"comparison and are left out of every mean.",
     ]
+    if runs.filter(pl.col("moved") > 0).height:
+        for column, what in (("slowdown", "Mean slowdown"), ("queue", "Mean queue length")):
+            means = table.means(column)
+            notes.append(
+                f"{what} per combination, mean (min–max over {'seeds' if ctx.quick else 'instances'}): "
+                + "; ".join(f"{_label(d, e)} {means[d, e].text(digits=2)}" for d in DISPATCHERS for e in ESTIMATES)
+            )
     return PaperRun(results=runs, claims=results, figures=figures, settings=settings, notes=notes)
 
 
