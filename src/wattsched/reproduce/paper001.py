@@ -257,7 +257,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
     table = Table(runs, {s: [f.stem for f in fs] for s, fs in samples_files.items()}, ctx.quick)
     ctx.step("figures")
     jobs = load_dispatch_jobs(out)
-    figures = plot_figures(jobs, queue_distributions(out), errors, ctx.out)
+    figures = [p for p in plot_figures(jobs, queue_distributions(out), errors, ctx.out) if p.suffix == ".png"]
     results = claims(table, errors, facts)
     cp = runs.filter(pl.col("dispatcher") == "cph")
     contended = runs.filter(pl.col("moved") > 0)["instance"].n_unique()
