@@ -51,6 +51,10 @@ def test_quick_reproduction_on_one_seed(tmp_path, monkeypatch) -> None:
     assert [c.id for c in claims.claims] == [c.id for c in catalogue("001")]
     by_id = {c.id: c for c in claims.claims}
     assert by_id["C001-03"].verdict == "holds"  # D < W on the same 5,930 jobs whatever the sample
+    # the MAEs over the 5,930 jobs are facts of the data and the cascade (trace protocol), whatever the sample
+    assert by_id["C001-01"].ours.value == pytest.approx(44.14, abs=0.01)
+    assert by_id["C001-02"].ours.value == pytest.approx(75.08, abs=0.01)
+    assert (by_id["C001-01"].verdict, by_id["C001-02"].verdict) == ("holds", "differs")
     runs = result.run.results
     assert runs.height == 3 * 5 * 3
     assert set(runs["dispatcher"]) == set(paper001.DISPATCHERS) and set(runs["estimate"]) == set(paper001.ESTIMATES)
