@@ -3,12 +3,15 @@
 - Fig. 2: distribution of the absolute duration-prediction error, data-driven rules against the walltime, over
   every distinct job of the instances (trace protocol: each job predicted at its submission from the jobs the
   trace shows completed by then);
-- Fig. 3: slowdown distribution per dispatcher × estimate (labels W, D, R as the paper: walltime, data-driven
-  rules, real), over the jobs whose slowdown differs from 1 in at
-  least one combination (the paper's filter);
-- Fig. 4: slowdown box plots per job class (short, medium, long);
+- Fig. 3: slowdown per dispatcher × estimate (W, D, R as the paper: walltime, data-driven rules, real) over the
+  jobs that wait in at least one combination (the paper's filter): a violin (log scale) over the jobs that wait in
+  that combination, their share on top, and the mean over all filtered jobs (the paper's triangles);
+- Fig. 4: slowdown box plots per job class, one panel per class that has jobs (panels wrap; a log axis only where
+  the drawn range spans more than a decade, so no 1.035×10⁰ ticks);
 - Fig. 5: distribution of the number of queued jobs at every second (seconds where every combination's queue is
-  empty left out).
+  empty left out), on a log axis above 1 since LJF's queues dwarf the others.
+
+Every panel gives a dispatcher one colour and shades it by estimate (W light, D middle, R full), with one legend.
 """
 
 from __future__ import annotations
