@@ -13,7 +13,9 @@ time_limit_s = 1.0            # or deterministic_time = 0.5 for reproducible run
 
 Each run simulates one instance with one dispatcher and one estimate: ``walltime``; ``rules`` (the data-driven
 rule cascade, online in the simulation: predicted at submission from the jobs completed so far); ``real`` (the
-true durations: an explicit oracle baseline). A run writes its jobs (with slowdown and class), its queue timeline
+true durations: an explicit oracle baseline). ``history`` (files or folders of instances) warm-starts ``rules``
+with their jobs that ended before the instance's first submission, as one continuous simulation of the trace
+would (:class:`WarmStart`). A run writes its jobs (with slowdown and class), its queue timeline
 and last, atomically, its summary JSON, which marks it done: an interrupted campaign resumes where it stopped, on
 local processes or a Dask cluster.
 """
@@ -23,8 +25,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Callable, Iterator
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +37,14 @@ from pydantic import Field, field_validator
 from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write, done_ids
 from wattsched.campaign.spec import CampaignError, StrictModel, run_id, validate_spec
 from wattsched.executors import check_executor, map_tasks
-from wattsched.metrics.dispatch import CLASSES, add_slowdown, queue_seconds, weighted_quantiles
+from wattsched.metrics.dispatch import (
+    CLASSES,
+    add_slowdown,
+    moved_jobs,
+    queue_mean,
+    queue_seconds,
+    weighted_quantiles,
+)
 from wattsched.sched.dispatchers import DISPATCHERS
 
 ESTIMATES = ("walltime", "rules", "real")
@@ -62,11 +71,11 @@ class DispatchSpec(StrictModel):
     ewt: Literal["constant", "queues-file"] = "constant"
     default_ewt: float = Field(default=1800.0, gt=0)
     dispatchers: list[str] = Field(default_factory=lambda: ["sjf", "ljf", "ebf", "prb", "cph"], min_length=1)
-    estimates: list[Literal["walltime", "rules", "real"]] = Field(default_factory=lambda: list(ESTIMATES),
-                                                                  min_length=1)
+    estimates: list[Literal["walltime", "rules", "real"]] = Field(default_factory=lambda: list(ESTIMATES), min_length=1)
     allocator: Literal["first-fit", "consolidate"] | None = None
     normalise: bool = False
     slowdown_floor: float = Field(default=1.0, gt=0)
+    history: list[str] = Field(default_factory=list)
     cph: CPHSpec = CPHSpec()
 
     @field_validator("dispatchers")
@@ -109,8 +118,13 @@ def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str
         for d in spec.dispatchers:
             for e in spec.estimates:
                 params = {"instance": str(f.resolve()), "dispatcher": d, "estimate": e}
-                runs.append({"id": run_id({**params, "spec": spec.model_dump(exclude={"instances", "name"})}),
-                             "instance_name": f.stem, **params})
+                runs.append(
+                    {
+                        "id": run_id({**params, "spec": spec.model_dump(exclude={"instances", "name"})}),
+                        "instance_name": f.stem,
+                        **params,
+                    }
+                )
     return runs
 
 
@@ -128,34 +142,88 @@ def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str,
     jobs, rejects, _ = read_eurora(run["instance"])
     pool = eurora_pool(spec.config_dir, nodes=spec.nodes, ewt=spec.ewt, default_ewt=spec.default_ewt)
     cph = spec.cph
-    options = CPHOptions(max_jobs=cph.max_jobs, weights=cph.weights, time_limit_s=cph.time_limit_s,
-                         max_time_s=cph.max_time_s, deterministic_time=cph.deterministic_time)
-    dispatcher = make_dispatcher(run["dispatcher"], allocator=spec.allocator, normalise=spec.normalise,
-                                 cph_options=options)
+    options = CPHOptions(
+        max_jobs=cph.max_jobs,
+        weights=cph.weights,
+        time_limit_s=cph.time_limit_s,
+        max_time_s=cph.max_time_s,
+        deterministic_time=cph.deterministic_time,
+    )
+    dispatcher = make_dispatcher(
+        run["dispatcher"], allocator=spec.allocator, normalise=spec.normalise, cph_options=options
+    )
     estimate: Any = {"walltime": "walltime", "real": "runtime"}.get(run["estimate"])
     if estimate is None:
         estimate = make_runtime_predictor("rules")
+        if spec.history:
+            estimate = WarmStart(estimate, _history(tuple(spec.history)))
     result = simulate_multires(jobs, pool, dispatcher, estimate=estimate, default_ewt=spec.default_ewt)
     out = Path(out_dir) / "results"
     out.mkdir(parents=True, exist_ok=True)
     tag = {"instance": run["instance_name"], "dispatcher": run["dispatcher"], "estimate": run["estimate"]}
     done = add_slowdown(result.jobs, floor=spec.slowdown_floor).with_columns(
-        *(pl.lit(v).alias(k) for k, v in tag.items()))
+        *(pl.lit(v).alias(k) for k, v in tag.items())
+    )
     _atomic_parquet(done, out / f"{run['id']}.jobs.parquet")
     _atomic_parquet(result.timeline, out / f"{run['id']}.timeline.parquet")
     sd = done["slowdown"]
     summary = {
-        "id": run["id"], **tag, "jobs": done.height, "input_rejects": rejects.height,
-        "sim_rejects": result.rejects.height, "mean_slowdown": float(sd.mean()) if done.height else None,
+        "id": run["id"],
+        **tag,
+        "jobs": done.height,
+        "input_rejects": rejects.height,
+        "sim_rejects": result.rejects.height,
+        "mean_slowdown": float(sd.mean()) if done.height else None,
         "median_slowdown": float(sd.median()) if done.height else None,
         "mean_wait": float(done["wait"].mean()) if done.height else None,
         "killed": int(done["killed"].sum()),
         **{f"mean_slowdown_{c}": _mean(done.filter(pl.col("job_class") == c)["slowdown"]) for c in CLASSES},
         **{k: v for k, v in result.stats.items() if k not in ("dispatcher", "jobs")},
-        "run_s": time.perf_counter() - t0, "worker": os.getpid(),
+        "run_s": time.perf_counter() - t0,
+        "worker": os.getpid(),
     }
     _atomic_write(out / f"{run['id']}.json", json.dumps(summary, indent=1))
     return summary
+
+
+class WarmStart:
+    """An online predictor that starts from a history instead of nothing: the jobs of ``history`` that ended
+    (their real end time) before the simulated instance's first submission, observed in end order before the
+    simulation starts. One continuous simulation of the trace, as the paper ran, gives its predictor this
+    knowledge; an instance simulated on its own would otherwise start every user's history empty. Nothing of the
+    instance itself is known ahead: its jobs are still learnt from their simulated completions only."""
+
+    def __init__(self, inner: Any, history: pl.DataFrame) -> None:
+        self.inner = inner
+        self.history = history
+        self.name = inner.name
+        self.outputs = inner.outputs
+        self.offset = 0
+
+    def bind(self, jobs: pl.DataFrame) -> None:
+        first = float(jobs["submit_time"].min()) if jobs.height else 0.0
+        h = self.history.filter((pl.col("trace_end_time") < first) & ~pl.col("job_id").is_in(jobs["job_id"].implode()))
+        h = h.sort("trace_end_time", "job_id")
+        cols = [c for c in jobs.columns if c in h.columns]
+        self.offset = h.height
+        self.inner.bind(pl.concat([h.select(cols), jobs.select(cols)], how="vertical_relaxed"))
+        if h.height:
+            self.inner.observe(np.arange(h.height, dtype=np.int64), h["trace_end_time"].cast(pl.Float64).to_numpy())
+
+    def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
+        self.inner.observe(np.asarray(rows, dtype=np.int64) + self.offset, end_times)
+
+    def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
+        return self.inner.predict(np.asarray(rows, dtype=np.int64) + self.offset, now)
+
+
+@lru_cache(maxsize=2)
+def _history(paths: tuple[str, ...]) -> pl.DataFrame:
+    """The distinct jobs of the history instances (read once per worker process)."""
+    from wattsched.workload.eurora import read_eurora
+
+    jobs, _, _ = read_eurora(list(paths))
+    return jobs
 
 
 def _mean(s: pl.Series) -> float | None:
@@ -198,8 +266,15 @@ def run_dispatch(
     out_dir = str(out.resolve())
     fn = partial(execute_dispatch_run, out_dir=out_dir, spec_data=spec.model_dump())
     finished = len(done)
-    for _ in map_tasks(fn, todo, executor=executor, workers=workers, address=address, ordered=False,
-                       keys=[f"dispatch-{r['id']}" for r in todo]):
+    for _ in map_tasks(
+        fn,
+        todo,
+        executor=executor,
+        workers=workers,
+        address=address,
+        ordered=False,
+        keys=[f"dispatch-{r['id']}" for r in todo],
+    ):
         finished += 1
         if progress is not None:
             progress(finished, len(runs))
@@ -224,8 +299,11 @@ def dispatch_status(out: str | Path) -> dict[str, Any]:
     manifest = json.loads((Path(out) / MANIFEST).read_text())
     done = done_ids(Path(out))
     runs = pl.DataFrame(manifest["runs"]).with_columns(pl.col("id").is_in(list(done)).alias("done"))
-    per = runs.group_by("dispatcher", "estimate").agg(pl.col("done").sum(), pl.len().alias("runs")).sort(
-        "dispatcher", "estimate")
+    per = (
+        runs.group_by("dispatcher", "estimate")
+        .agg(pl.col("done").sum(), pl.len().alias("runs"))
+        .sort("dispatcher", "estimate")
+    )
     return {"name": manifest["name"], "runs": runs.height, "done": len(done & set(runs["id"])), "per_combination": per}
 
 
@@ -236,20 +314,78 @@ def load_dispatch_jobs(out: str | Path) -> pl.DataFrame:
     return pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
 
 
-def queue_distributions(out: str | Path) -> dict[tuple[str, str], np.ndarray]:
-    """Seconds at each queue length per (dispatcher, estimate), summed over instances; per instance, the
-    seconds where every combination's queue is empty are left out (see :mod:`wattsched.metrics.dispatch`)."""
+def instance_queues(out: str | Path) -> Iterator[tuple[str, dict[tuple[str, str], np.ndarray]]]:
+    """Per instance: seconds at each queue length per (dispatcher, estimate), the seconds where every combination's
+    queue is empty left out (see :mod:`wattsched.metrics.dispatch`)."""
     results = load_dispatch_results(out)
+    for (instance,), group in results.group_by(["instance"], maintain_order=True):
+        timelines = {
+            (r["dispatcher"], r["estimate"]): pl.read_parquet(Path(out) / "results" / f"{r['id']}.timeline.parquet")
+            for r in group.iter_rows(named=True)
+        }
+        yield str(instance), queue_seconds(timelines)
+
+
+def queue_distributions(out: str | Path) -> dict[tuple[str, str], np.ndarray]:
+    """Seconds at each queue length per (dispatcher, estimate), summed over instances (:func:`instance_queues`)."""
     totals: dict[tuple[str, str], np.ndarray] = {}
-    for _, group in results.group_by(["instance"], maintain_order=True):
-        timelines = {(r["dispatcher"], r["estimate"]): pl.read_parquet(Path(out) / "results" /
-                                                                       f"{r['id']}.timeline.parquet")
-                     for r in group.iter_rows(named=True)}
-        for key, hist in queue_seconds(timelines).items():
+    for _, hists in instance_queues(out):
+        for key, hist in hists.items():
             prev = totals.get(key, np.zeros(0))
             size = max(prev.size, hist.size)
             totals[key] = np.pad(prev, (0, size - prev.size)) + np.pad(hist, (0, size - hist.size))
     return totals
+
+
+def instance_metrics(out: str | Path) -> pl.DataFrame:
+    """One row per run, the paper's metrics per instance: ``moved`` (the instance's jobs that waited in at least one
+    combination; the others are removed, as the paper does), ``slowdown`` (mean over the moved jobs; null when
+    the instance has none) and ``slowdown_<class>`` (mean over the moved jobs of the class), ``queue`` (mean queue
+    length over the instance's seconds where some combination has a queue; ``queue_s`` those seconds), with the
+    run's summary columns (``jobs``, ``run_s``, CPH's CP cost)."""
+    results = load_dispatch_results(out)
+    jobs = load_dispatch_jobs(out)
+    moved = moved_jobs(jobs)
+    combo = ["instance", "dispatcher", "estimate"]
+    per = moved.group_by(combo).agg(
+        pl.len().alias("moved"),
+        pl.col("slowdown").mean().alias("slowdown"),
+        *(pl.col("slowdown").filter(pl.col("job_class") == c).mean().alias(f"slowdown_{c}") for c in CLASSES),
+        *(pl.col("slowdown").filter(pl.col("job_class") == c).len().alias(f"moved_{c}") for c in CLASSES),
+    )
+    rows = []
+    for instance, hists in instance_queues(out):
+        for (d, e), hist in hists.items():
+            rows.append(
+                {
+                    "instance": instance,
+                    "dispatcher": d,
+                    "estimate": e,
+                    "queue": queue_mean(hist),
+                    "queue_s": float(hist.sum()),
+                }
+            )
+    queues = pl.DataFrame(
+        rows,
+        schema={
+            "instance": pl.Utf8,
+            "dispatcher": pl.Utf8,
+            "estimate": pl.Utf8,
+            "queue": pl.Float64,
+            "queue_s": pl.Float64,
+        },
+    )
+    keep = [
+        c
+        for c in ("id", *combo, "jobs", "mean_wait", "run_s", "cp_passes", "cp_solved", "cp_total_s", "cp_max_s")
+        if c in results.columns
+    ]
+    return (
+        results.select(keep)
+        .join(per, on=combo, how="left")
+        .join(queues, on=combo, how="left")
+        .with_columns(pl.col("moved", *(f"moved_{c}" for c in CLASSES)).fill_null(0))
+    )
 
 
 def dispatch_summary(out: str | Path) -> pl.DataFrame:
@@ -271,17 +407,37 @@ def dispatch_summary(out: str | Path) -> pl.DataFrame:
         mean = float((np.arange(hist.size) * hist).sum() / total) if total > 0 else 0.0
         q = weighted_quantiles(hist, (0.5, 0.95))
         rows.append({"dispatcher": d, "estimate": e, "mean_queue": mean, "median_queue": q[0], "p95_queue": q[1]})
-    queue_frame = pl.DataFrame(rows, schema={"dispatcher": pl.Utf8, "estimate": pl.Utf8, "mean_queue": pl.Float64,
-                                             "median_queue": pl.Float64, "p95_queue": pl.Float64})
+    queue_frame = pl.DataFrame(
+        rows,
+        schema={
+            "dispatcher": pl.Utf8,
+            "estimate": pl.Utf8,
+            "mean_queue": pl.Float64,
+            "median_queue": pl.Float64,
+            "p95_queue": pl.Float64,
+        },
+    )
     results = load_dispatch_results(out)
     has_cp = "cp_total_s" in results.columns
     cost = results.group_by("dispatcher", "estimate").agg(
-        *([(pl.col("cp_total_s").sum() / pl.col("cp_passes").sum()).alias("cp_mean_s"), pl.col("cp_max_s").max(),
-           pl.col("cp_passes").sum(), pl.col("cp_solved").sum()] if has_cp else []),
+        *(
+            [
+                (pl.col("cp_total_s").sum() / pl.col("cp_passes").sum()).alias("cp_mean_s"),
+                pl.col("cp_max_s").max(),
+                pl.col("cp_passes").sum(),
+                pl.col("cp_solved").sum(),
+            ]
+            if has_cp
+            else []
+        ),
         pl.col("run_s").sum().alias("run_s"),
     )
     order = {d: i for i, d in enumerate(DISPATCHERS)}
-    return (per.join(queue_frame, on=["dispatcher", "estimate"], how="left")
-            .join(cost, on=["dispatcher", "estimate"], how="left")
-            .sort(pl.col("dispatcher").replace_strict(order, return_dtype=pl.Int64),
-                  pl.col("estimate").replace_strict({e: i for i, e in enumerate(ESTIMATES)}, return_dtype=pl.Int64)))
+    return (
+        per.join(queue_frame, on=["dispatcher", "estimate"], how="left")
+        .join(cost, on=["dispatcher", "estimate"], how="left")
+        .sort(
+            pl.col("dispatcher").replace_strict(order, return_dtype=pl.Int64),
+            pl.col("estimate").replace_strict({e: i for i, e in enumerate(ESTIMATES)}, return_dtype=pl.Int64),
+        )
+    )

@@ -27,9 +27,12 @@ def add_slowdown(jobs: pl.DataFrame, *, floor: float = 1.0) -> pl.DataFrame:
     p = pl.max_horizontal(pl.col("runtime"), pl.lit(floor))
     return jobs.with_columns(
         ((pl.col("wait") + p) / p).alias("slowdown"),
-        pl.when(pl.col("runtime") < CLASS_BOUNDS[0]).then(pl.lit("short"))
-        .when(pl.col("runtime") <= CLASS_BOUNDS[1]).then(pl.lit("medium"))
-        .otherwise(pl.lit("long")).alias("job_class"),
+        pl.when(pl.col("runtime") < CLASS_BOUNDS[0])
+        .then(pl.lit("short"))
+        .when(pl.col("runtime") <= CLASS_BOUNDS[1])
+        .then(pl.lit("medium"))
+        .otherwise(pl.lit("long"))
+        .alias("job_class"),
     )
 
 
@@ -61,3 +64,17 @@ def weighted_quantiles(hist: np.ndarray, qs: tuple[float, ...] = (0.0, 0.25, 0.5
         return [0.0 for _ in qs]
     cdf = np.cumsum(hist) / total
     return [float(np.searchsorted(cdf, q - 1e-12)) if q > 0 else float(np.flatnonzero(hist > 0)[0]) for q in qs]
+
+
+def moved_jobs(jobs: pl.DataFrame, key: tuple[str, ...] = ("instance", "job_id")) -> pl.DataFrame:
+    """The jobs of ``jobs`` (one row per job × combination) that waited in at least one combination: the paper's
+    filter, which removes the jobs "dispatched immediately as they arrive" in every combination. A job that did not
+    wait has slowdown exactly 1, so this is the paper's "slowdown different from 1 in at least one combination"."""
+    waited = jobs.group_by(list(key)).agg((pl.col("wait") > 0).any().alias("_moved")).filter("_moved")
+    return jobs.join(waited.select(list(key)), on=list(key), how="semi")
+
+
+def queue_mean(hist: np.ndarray) -> float:
+    """Mean queue length of a per-length histogram of seconds (0 when it holds no seconds)."""
+    total = float(hist.sum())
+    return float((np.arange(hist.size) * hist).sum() / total) if total > 0 else 0.0

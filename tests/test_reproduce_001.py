@@ -1,0 +1,105 @@
+"""Paper 001's reproduction (``wattsched reproduce 001``): a small run through the Python API, its claims.json read
+back, and the facts of our implementation that do not depend on the run's size."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import require_data
+from wattsched.reproduce import paper001
+from wattsched.reproduce.claims import catalogue
+from wattsched.reproduce.report import read_claims
+from wattsched.reproduce.runner import ReproduceError
+
+
+def test_cph_budget_reads_the_two_kinds_and_refuses_others() -> None:
+    assert paper001.cph_budget("det=0.02") == {"deterministic_time": 0.02}
+    assert paper001.cph_budget("wall=1") == {"time_limit_s": 1.0}
+    for bad in ("1", "det=", "wall=-1", "cpu=1"):
+        with pytest.raises(ReproduceError):
+            paper001.cph_budget(bad)
+
+
+def test_samples_take_the_same_number_from_every_size_class_and_depend_on_the_seed() -> None:
+    base = require_data("eurora/historical_traces")
+    classes = paper001.instance_classes(base)
+    a = paper001.sample_instances(classes, 0, 2)
+    assert [int(f.parent.name) for f in a] == [s for s in paper001.SIZE_CLASSES for _ in range(2)]
+    assert a == paper001.sample_instances(classes, 0, 2)
+    assert a != paper001.sample_instances(classes, 1, 2)
+
+
+def test_the_rules_beat_the_walltime_on_the_eurora_sample() -> None:
+    base = require_data("eurora/historical_traces")
+    errors, facts = paper001.prediction_error(base)
+    assert facts["jobs"] == errors.height == 5930
+    assert facts["max_runtime_h"] < 12  # the 5-day sample has no long job (the paper's trace had 24 h jobs)
+    assert errors["rules"].mean() < errors["walltime"].mean()
+    assert (errors["rules"] >= 0).all() and (errors["walltime"] >= 0).all()
+
+
+def test_quick_reproduction_on_one_seed(tmp_path, monkeypatch) -> None:
+    from wattsched.reproduce import reproduce
+
+    data = require_data("eurora")
+    # the smallest size classes keep the test short; the quick setting draws from every class
+    monkeypatch.setattr(paper001, "SIZE_CLASSES", (100, 200, 400))
+    result = reproduce("001", tmp_path, quick=True, seeds=(5,), data_dir=data.parent)
+    claims = read_claims(result.files["claims"])
+    assert [c.id for c in claims.claims] == [c.id for c in catalogue("001")]
+    by_id = {c.id: c for c in claims.claims}
+    assert by_id["C001-03"].verdict == "holds"  # D < W on the same 5,930 jobs whatever the sample
+    # the MAEs over the 5,930 jobs are facts of the data and the cascade (trace protocol), whatever the sample
+    assert by_id["C001-01"].ours.value == pytest.approx(44.14, abs=0.01)
+    assert by_id["C001-02"].ours.value == pytest.approx(75.08, abs=0.01)
+    assert (by_id["C001-01"].verdict, by_id["C001-02"].verdict) == ("holds", "differs")
+    runs = result.run.results
+    assert runs.height == 3 * 5 * 3
+    assert set(runs["dispatcher"]) == set(paper001.DISPATCHERS) and set(runs["estimate"]) == set(paper001.ESTIMATES)
+    # per instance, the moved jobs are the same set in every combination
+    assert runs.group_by("instance").agg(pl.col("moved").n_unique().alias("k"))["k"].max() == 1
+    jobs = pl.concat([pl.read_parquet(p) for p in (tmp_path / "campaign" / "results").glob("*.jobs.parquet")])
+    assert (jobs["slowdown"] >= 1).all() and np.isfinite(jobs["slowdown"].to_numpy()).all()
+    for name in ("fig2_prediction_error", "fig3_slowdown", "fig4_slowdown_classes", "fig5_queue_length"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    assert (tmp_path / "REPORT.md").read_text().count("C001-") >= 13
+
+
+def test_predicates_follow_the_stated_criteria() -> None:
+    sd = {(d, e): 2.0 for d in paper001.DISPATCHERS for e in paper001.ESTIMATES}
+    sd.update({("prb", "walltime"): 1.0, ("cph", "walltime"): 1.1, ("ljf", "walltime"): 5.0, ("sjf", "walltime"): 4.0})
+    sd.update({("sjf", "real"): 1.0, ("sjf", "rules"): 2.0, ("ebf", "real"): 1.5, ("ebf", "rules"): 1.8})
+    sd.update({("cph", "real"): 1.0, ("cph", "rules"): 1.3, ("ljf", "real"): 6.0, ("ljf", "rules"): 5.5})
+    sd.update({("prb", "real"): 1.05, ("prb", "rules"): 1.0, ("sjf", "rules"): 1.2})
+    q = {(d, e): 10.0 for d in paper001.DISPATCHERS for e in paper001.ESTIMATES}
+    q.update({("prb", e): 5.0 for e in paper001.ESTIMATES})
+    q.update({("sjf", "rules"): 8.0, ("sjf", "real"): 7.0, ("ebf", "rules"): 8.0, ("ebf", "real"): 8.0})
+    q.update({("cph", "real"): 8.0, ("cph", "rules"): 9.5})
+    got = paper001.predicates(sd, q)
+    assert got == {f"C001-{k:02d}": True for k in (4, 5, 6, 7, 8, 9, 10, 12, 13)}
+    sd[("prb", "real")] = 1.2  # +20%: not "unchanged"
+    sd[("sjf", "rules")] = 4.5  # outside [W, R] and far from PRB/CPH
+    q[("cph", "rules")] = 8.0  # CPH's queue shrinks with D too
+    got = paper001.predicates(sd, q)
+    assert not got["C001-07"] and not got["C001-08"] and not got["C001-10"] and not got["C001-13"]
+
+
+def test_warm_start_knows_only_jobs_that_ended_before_the_instance_starts() -> None:
+    from wattsched.campaign.dispatch import WarmStart, _history
+    from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.workload.eurora import read_eurora
+
+    base = require_data("eurora/historical_traces")
+    history = _history((str(base),))
+    jobs, _, _ = read_eurora(base / "1000" / "hist_1000_20140403_145208.log_crypt")
+    warm = WarmStart(make_runtime_predictor("rules"), history)
+    warm.bind(jobs)
+    first = jobs["submit_time"].min()
+    assert warm.offset == history.filter(pl.col("trace_end_time") < first).height > 0
+    cold = make_runtime_predictor("rules")
+    cold.bind(jobs)
+    rows = np.arange(5)
+    assert (cold.predict(rows, first)["pred_runtime_rule"] == 7).all()  # nothing completed yet: the walltime
+    assert (warm.predict(rows, first)["pred_runtime_rule"] < 7).all()  # the history answers
