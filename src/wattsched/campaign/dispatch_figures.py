@@ -226,9 +226,13 @@ def plot_figures(
     paths += _save(fig, out, "fig3_slowdown")
 
     present = [c for c in CLASSES if shown.filter(pl.col("job_class") == c).height]
-    ncols = min(len(present), 2)
+    ncols = max(1, min(len(present), 2))
     nrows = -(-len(present) // ncols) if present else 1
     fig = Figure(figsize=(max(8, 0.4 * len(combos) + 2) * ncols / 1.4, 3.6 * nrows + 0.8), layout="constrained")
+    if not present:  # no job waited in any combination: say so rather than save a zero-width figure
+        ax = fig.add_subplot()
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no job waits in any combination", ha="center", va="center")
     for i, c in enumerate(present):
         ax = fig.add_subplot(nrows, ncols, i + 1)
         cls = shown.filter(pl.col("job_class") == c)

@@ -68,7 +68,9 @@ def spec_hash(spec: CampaignSpec) -> str:
 # ----------------------------------------------------------------------------------------------- preparation
 
 
-def _load(wl: WorkloadSpec, seed: int):
+def load_workload_spec(wl: WorkloadSpec, seed: int):
+    """The workload of ``wl`` for grid seed ``seed``: read from its file, or generated with its seed offset by
+    ``seed`` (before windows are cut)."""
     if wl.path is not None:
         from wattsched.workload.load import load_workload
 
@@ -85,7 +87,7 @@ def _load(wl: WorkloadSpec, seed: int):
     return generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
 
 
-def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
+def prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
     """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
     window ids."""
     from wattsched.platform.power import load_platform
@@ -94,7 +96,7 @@ def _prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str
     from wattsched.workload.schema import ReadResult
     from wattsched.workload.windows import WindowSpec, cut_windows
 
-    read = _load(wl, seed)
+    read = load_workload_spec(wl, seed)
     size = wl.machine_size or read.provenance.machine_size
     if "predicted" in spec.grid.sources:
         plat = load_platform(spec.platform)
@@ -145,7 +147,7 @@ def prepare(spec: CampaignSpec, out: Path, *, log: Callable[[str], None] = lambd
     windows = {}
     for wl, seed, name in workload_variants(spec):
         t = time.perf_counter()
-        windows[name] = _prepare_workload(spec, wl, seed, name, out)
+        windows[name] = prepare_workload(spec, wl, seed, name, out)
         log(f"prepared workload {name}: {len(windows[name])} window(s) in {time.perf_counter() - t:.1f} s")
     runs = expand_runs(spec, windows)
     manifest = {"spec": spec.model_dump(mode="json"), "spec_hash": digest, "windows": windows, "runs": runs}

@@ -113,12 +113,12 @@ def campaign_data(setting: Setting, seeds: tuple[int, ...], experiment: str) -> 
 def windows_of(setting: Setting, seed: int) -> list[Any]:
     """The windows (``ReadResult`` each) that the reproduction's campaigns run for ``seed``, without predictions:
     the one construction shared by ``reproduce 000``, the power-shape tests and the docs."""
-    from wattsched.campaign.runner import _load
+    from wattsched.campaign.runner import load_workload_spec
     from wattsched.workload.windows import WindowSpec, cut_windows
 
     spec = parse_spec(campaign_data(setting, (seed,), "estimators"))
     wl = spec.workloads[0]
-    read = _load(wl, seed)
+    read = load_workload_spec(wl, seed)
     w = wl.windows
     return [window for _, window in cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate))]
 
@@ -176,11 +176,11 @@ def toml_text(data: dict[str, Any]) -> str:
 
 def _prepare_variant(item: tuple[dict[str, Any], int, str, str]) -> tuple[str, list[str]]:
     """Generate, predict and cut one workload variant (one seed) of a campaign: a picklable task."""
-    from wattsched.campaign.runner import _prepare_workload
+    from wattsched.campaign.runner import prepare_workload
 
     data, seed, name, out = item
     spec = parse_spec(data)
-    return name, _prepare_workload(spec, spec.workloads[0], seed, name, Path(out))
+    return name, prepare_workload(spec, spec.workloads[0], seed, name, Path(out))
 
 
 def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], workers: int) -> None:

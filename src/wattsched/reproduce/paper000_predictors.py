@@ -20,7 +20,7 @@ METRICS = ("power_mean", "power_max", "power_std")
 def _ml_medians(item: tuple[dict[str, Any], int, str]) -> tuple[int, str, list[float], int]:
     """One seed's trace predicted online by one ML method: the median per-user MAE of mean, max and std (a
     picklable task)."""
-    from wattsched.campaign.runner import _load
+    from wattsched.campaign.runner import load_workload_spec
     from wattsched.campaign.spec import parse_spec
     from wattsched.platform.power import load_platform
     from wattsched.predict.power_history import HistoryConfig
@@ -29,7 +29,7 @@ def _ml_medians(item: tuple[dict[str, Any], int, str]) -> tuple[int, str, list[f
     data, seed, method = item
     spec = parse_spec(data)
     plat = load_platform(spec.platform)
-    read = _load(spec.workloads[0], seed)
+    read = load_workload_spec(spec.workloads[0], seed)
     run = run_power_prediction(
         read, method, completion=spec.prediction.completion, history=HistoryConfig(fallback_watts=plat.max_node_watts)
     )
