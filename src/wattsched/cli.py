@@ -1040,6 +1040,7 @@ def reproduce(
     setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
     import os
     import signal
+    import time
 
     from rich.markup import escape
 
@@ -1065,10 +1066,10 @@ def reproduce(
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, _term)
-    started = __import__("time").perf_counter()
+    started = time.perf_counter()
 
     def step(message: str) -> None:
-        err.print(f"[dim]{__import__('time').perf_counter() - started:7.1f} s[/] {message}")
+        err.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
 
     def track(items, total, description):
         with Progress(TextColumn(f"[bold]{description}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

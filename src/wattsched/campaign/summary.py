@@ -104,42 +104,32 @@ def campaign_summary(results: pl.DataFrame, *, stat: str = DEFAULT_AGGREGATE) ->
     and the ``stat`` ("mean", paper 000's aggregation and the default, or "median") over workload windows of
     each metric of :data:`SUMMARY_METRICS` (fractions; ``trespass`` = share of runs that broke the cap), runs
     first averaged per (workload window, cap) group. Rows sorted by policy, cap, then :func:`estimator_order`."""
-    if stat not in AGGREGATES:
-        raise ValueError(f"stat must be one of {AGGREGATES}, got {stat!r}")
-    runs = capped_runs(results)
-    extra = _group_keys(runs) if not runs.is_empty() else []
-    columns = {
-        **({"post_window_cap": pl.Utf8} if extra else {}),
-        "policy": pl.Utf8,
-        "cap": pl.Float64,
-        "estimator": pl.Utf8,
-        "runs": pl.UInt32,
-        **dict.fromkeys(SUMMARY_METRICS.values(), pl.Float64),
-    }
-    if runs.is_empty():
-        return pl.DataFrame(schema=columns)
-    table = _aggregate(runs, [*extra, "policy", "cap", "estimator"], stat)
-    return table.select(list(columns)).cast(columns)
+    return _summary(results, ["policy", "cap", "estimator"], "runs", stat)
 
 
 def paper_summary(results: pl.DataFrame, *, stat: str = DEFAULT_AGGREGATE) -> pl.DataFrame:
     """Paper 000's headline numbers: one row per policy × estimator (× post-window cap when swept), each metric
     computed per (workload window, cap) group and then averaged (``stat="mean"``) or taken the median of over
     all groups, caps pooled; ``groups`` counts them."""
+    return _summary(results, ["policy", "estimator"], "groups", stat)
+
+
+def _summary(results: pl.DataFrame, keys: list[str], count: str, stat: str) -> pl.DataFrame:
+    """The capped runs aggregated over ``keys`` (plus the swept post-window cap), with a typed empty frame when
+    there are none; ``count`` names the column that counts what each row aggregates."""
     if stat not in AGGREGATES:
         raise ValueError(f"stat must be one of {AGGREGATES}, got {stat!r}")
     runs = capped_runs(results)
     extra = _group_keys(runs) if not runs.is_empty() else []
     columns = {
         **({"post_window_cap": pl.Utf8} if extra else {}),
-        "policy": pl.Utf8,
-        "estimator": pl.Utf8,
-        "groups": pl.UInt32,
+        **{k: pl.Float64 if k == "cap" else pl.Utf8 for k in keys},
+        count: pl.UInt32,
         **dict.fromkeys(SUMMARY_METRICS.values(), pl.Float64),
     }
     if runs.is_empty():
         return pl.DataFrame(schema=columns)
-    table = _aggregate(runs, [*extra, "policy", "estimator"], stat)
+    table = _aggregate(runs, [*extra, *keys], stat)
     return table.select(list(columns)).cast(columns)
 
 

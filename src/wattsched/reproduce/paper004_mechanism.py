@@ -14,21 +14,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.campaign.rmap import BOUNDS, rmap_run_means
+from wattsched.campaign.rmap import BOUNDS, POLICIES, rmap_run_means
 from wattsched.platform.rmap import DEFAULT_CAB_DATA, PAPER_FIG2, PAPER_TABLE2, RMAP_CAB_APPS, cab_data_set
 from wattsched.platform.rmap_calibration import calibration_table
 
 #: Arrival-rate factor of the sensitivity run (mean inter-arrival = factor × mean t_req; the default is 1).
 SPARSE_ARRIVALS = 5.0
-T, N, A0, A10, A20, A30, AU = (
-    "rmap-traditional",
-    "rmap-naive",
-    "rmap-adaptive-0",
-    "rmap-adaptive-10",
-    "rmap-adaptive-20",
-    "rmap-adaptive-30",
-    "rmap-adaptive-unbounded",
-)
+T, N, A0, A10, A20, A30, AU = POLICIES
 
 #: The paper's Table 2 (SP-MZ class C), config → (nodes, cores, cap W, power W, time s): the worked example's input.
 TABLE2 = PAPER_TABLE2
