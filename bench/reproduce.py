@@ -1,0 +1,49 @@
+"""Wall time and verdicts of each paper's reproduction (docs/performance.md, "Reproductions").
+
+    .venv/bin/python bench/reproduce.py                 # every paper, --quick
+    .venv/bin/python bench/reproduce.py --full 002 004  # these papers at full scale
+
+Each reproduction runs in a fresh output folder under a temporary directory (finished runs are reused otherwise),
+with seeds 0–2 and the CPU count as workers, and prints one markdown row: paper, setting, wall s, hold / differ /
+not checkable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from wattsched.reproduce import PAPERS, reproduce
+from wattsched.reproduce.runner import default_data_dir
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("papers", nargs="*", default=list(PAPERS), help="papers to run (default: all)")
+    parser.add_argument("--full", action="store_true", help="the full setting instead of --quick")
+    parser.add_argument("--data", type=Path, default=None, help="shared data folder (default: ../shared/data)")
+    args = parser.parse_args()
+    data = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
+    print("| paper | setting | wall s | hold / differ / not checkable |\n|---|---|---|---|")
+    for paper in args.papers:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            result = reproduce(
+                paper.zfill(3),
+                Path(tmp) / "out",
+                quick=not args.full,
+                seeds=(0, 1, 2),
+                workers=os.cpu_count() or 1,
+                data_dir=data,
+            )
+            wall = time.perf_counter() - t0
+        counts = [sum(c.verdict == v for c in result.run.claims) for v in ("holds", "differs", "not checkable")]
+        setting = "full" if args.full else "quick"
+        print(f"| {paper} | {setting} | {wall:.0f} | {' / '.join(map(str, counts))} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
