@@ -27,7 +27,12 @@ def main() -> None:
     args = parser.parse_args()
     import polars as pl
 
-    from wattsched.campaign.dispatch import dispatch_summary, load_dispatch_results, parse_dispatch_spec, run_dispatch
+    from wattsched.studies.multires.experiment import (
+        dispatch_summary,
+        load_dispatch_results,
+        parse_dispatch_spec,
+        run_dispatch,
+    )
 
     cph = {"deterministic_time": args.deterministic_time} if args.deterministic_time else {}
     spec = parse_dispatch_spec({"kind": "dispatch", "name": "p1-eurora", "instances": [str(TRACES)], "cph": cph})

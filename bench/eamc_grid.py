@@ -23,7 +23,7 @@ def main() -> None:
     args = parser.parse_args()
     import polars as pl
 
-    from wattsched.campaign.eamc import load_eamc_results, run_eamc_grid, write_eamc_figures
+    from wattsched.studies.eamc.experiment import load_eamc_results, run_eamc_grid, write_eamc_figures
 
     out = REPO / "bench" / "results" / "eamc-grid"
     shutil.rmtree(out, ignore_errors=True)

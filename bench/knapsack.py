@@ -23,10 +23,10 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=1.0)
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
-    from wattsched.platform.power import PLATFORMS, PowerCapSchedule
-    from wattsched.power_run import ESTIMATE_COLUMNS, PowerSetup, reject_never_fitting, with_estimates
-    from wattsched.sched.powercheck import PowerCheck
-    from wattsched.sim.engine import simulate
+    from wattsched.engine.simulate import simulate
+    from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+    from wattsched.power.run import ESTIMATE_COLUMNS, PowerSetup, reject_never_fitting, with_estimates
     from wattsched.workload.generate import generate_m100like
 
     r = generate_m100like(6000, seed=3, target_load=1.0)

@@ -49,10 +49,10 @@ def main() -> None:
 
     import polars as pl
 
-    from wattsched.metrics.window_calibration import window_calibration
+    from wattsched.engine.windows import WindowSpec
+    from wattsched.power.window_calibration import window_calibration
     from wattsched.workload.generate import M100LikeParams, generate_m100like
     from wattsched.workload.generate.lublin import offered_load
-    from wattsched.workload.windows import WindowSpec
 
     summary, windows = [], []
     for seed in _seeds(args.seeds):

@@ -30,11 +30,11 @@ def main() -> None:
     import numpy as np
 
     from wattsched.api import run_policy
-    from wattsched.platform.power import PLATFORMS, PowerCapSchedule
-    from wattsched.power_run import ESTIMATE_COLUMNS, PowerSetup, profiles_of, reject_never_fitting, with_estimates
-    from wattsched.sched.powercheck import PowerCheck
-    from wattsched.sim.engine import simulate
-    from wattsched.sim.powertrace import power_timeline
+    from wattsched.engine.simulate import simulate
+    from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+    from wattsched.power.run import ESTIMATE_COLUMNS, PowerSetup, profiles_of, reject_never_fitting, with_estimates
+    from wattsched.power.timeline import power_timeline
     from wattsched.workload.generate import generate_m100like
 
     plat = PLATFORMS["marconi100"]

@@ -23,7 +23,7 @@ DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "da
 def main() -> None:
     os.sched_setaffinity(0, {0})
     from test_python_policy import PyEasy, PyFcfs
-    from wattsched.sim.engine import simulate
+    from wattsched.engine.simulate import simulate
     from wattsched.workload.load import load_workload
 
     results = {}

@@ -29,7 +29,7 @@ ONE_CORE_ENV = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_TH
 def worker(policy: str) -> None:
     """Runs inside the pinned child: read + simulate, print one JSON line."""
     t0 = time.perf_counter()
-    from wattsched.sim.engine import simulate
+    from wattsched.engine.simulate import simulate
     from wattsched.workload.load import load_workload
 
     t_import = time.perf_counter() - t0

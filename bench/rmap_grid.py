@@ -15,8 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    from wattsched.campaign.rmap import run_rmap_grid, write_rmap_report
-    from wattsched.platform.rmap import fit_config_model, rmap_cab_details, write_model_figures
+    from wattsched.studies.rmap.experiment import run_rmap_grid, write_rmap_report
+    from wattsched.studies.rmap.machine import fit_config_model, rmap_cab_details, write_model_figures
 
     t = time.perf_counter()
     oracle = rmap_cab_details(0)

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from conftest import require_data
 from wattsched.cli import app
+from wattsched.core.schema import WorkloadError
 from wattsched.workload.batsim import batsim_workload
 from wattsched.workload.load import load_workload
-from wattsched.workload.schema import WorkloadError
 
 
 def _jobs() -> pl.DataFrame:

@@ -13,17 +13,17 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wattsched.campaign.dashboard import write_dashboard
-from wattsched.campaign.figures import (
+from wattsched.campaign.runner import load_results, run_campaign
+from wattsched.campaign.spec import parse_spec
+from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
+from wattsched.report.dashboard import write_dashboard
+from wattsched.report.figures import (
     METRICS,
     default_gantt_run,
     gantt_data,
     resample_step,
     write_figures,
 )
-from wattsched.campaign.runner import load_results, run_campaign
-from wattsched.campaign.spec import parse_spec
-from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
 
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 ESTIMATORS = [

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-import wattsched.sched.cph as cph_module
-from wattsched.sched.cph import CPHOptions, cph_plan, cph_weights
-from wattsched.sched.priority_rules import prb_order
+import wattsched.studies.multires.cph as cph_module
+from wattsched.studies.multires.cph import CPHOptions, cph_plan, cph_weights
+from wattsched.studies.multires.priority_rules import prb_order
 
 EXACT = CPHOptions(deterministic_time=5.0)
 NONE = np.empty(0)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from conftest import require_data
 from wattsched.cli import app
-from wattsched.metrics.dispatch import add_slowdown, queue_seconds, weighted_quantiles
+from wattsched.studies.multires.metrics import add_slowdown, queue_seconds, weighted_quantiles
 
 
 def test_queue_seconds_drop_the_seconds_where_every_run_is_empty() -> None:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import require_data
 from wattsched.cli import app
-from wattsched.platform.dvfs import (
+from wattsched.studies.eamc.dvfs import (
     DVFSConfigError,
     DVFSPlatform,
     Partition,
@@ -24,7 +24,7 @@ from wattsched.platform.dvfs import (
     read_coefficients,
     read_module_conf,
 )
-from wattsched.platform.energy_model import (
+from wattsched.studies.eamc.energy_model import (
     AppDB,
     Signature,
     eamc_appdb,
@@ -35,7 +35,7 @@ from wattsched.platform.energy_model import (
     reference_signature,
     time_factor,
 )
-from wattsched.sched.epm import (
+from wattsched.studies.eamc.epm import (
     demoted,
     epm_table,
     evaluate,

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import require_data
-from wattsched.platform.dvfs import eamc_p1p2
-from wattsched.platform.energy_model import eamc_appdb
-from wattsched.sched.eamc import EAMC_POLICIES, EAMCOptions, build_entries
-from wattsched.sim.partitioned import Entries, simulate_partitioned
+from wattsched.studies.eamc.dvfs import eamc_p1p2
+from wattsched.studies.eamc.energy_model import eamc_appdb
+from wattsched.studies.eamc.engine import Entries, simulate_partitioned
+from wattsched.studies.eamc.policies import EAMC_POLICIES, EAMCOptions, build_entries
 
 
 def entries(rows) -> Entries:
@@ -147,7 +147,7 @@ def test_the_paper_grid_end_to_end_on_small_workloads(tmp_path: Path) -> None:
 
 
 def test_generated_workloads_match_the_paper_calibration() -> None:
-    from wattsched.workload.generate.eamc import generate_eamc_workload
+    from wattsched.studies.eamc.workloads import generate_eamc_workload
 
     w = generate_eamc_workload("W33", 5000, seed=3)
     assert w["nodes"].mean() == pytest.approx(18.29, rel=0.02)

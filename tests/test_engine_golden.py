@@ -7,7 +7,7 @@ import math
 import polars as pl
 import pytest
 
-from wattsched.sim.engine import SimulationError, simulate
+from wattsched.engine.simulate import SimulationError, simulate
 
 
 def table(rows: list[tuple[float, int, float, float]]) -> pl.DataFrame:

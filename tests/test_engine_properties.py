@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference_sim import RefJob, simulate_reference
-from wattsched.sched.registry import POLICIES
-from wattsched.sim.engine import simulate
+from wattsched.engine.simulate import simulate
+from wattsched.policies.registry import POLICIES
 
 MACHINE = 8
 POLICY_SHAPES = {

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from conftest import require_data
 from wattsched.cli import app
-from wattsched.platform.eurora import (
+from wattsched.core.schema import REJECTS_SCHEMA, WorkloadError
+from wattsched.studies.multires.eurora import (
     DEFAULT_EWT,
     EURORA_QUEUES,
     NodeConfigError,
@@ -21,10 +22,9 @@ from wattsched.platform.eurora import (
     read_node_config,
     read_queue_config,
 )
-from wattsched.platform.nodes import NodePool
+from wattsched.studies.multires.nodes import NodePool
 from wattsched.workload.eurora import read_eurora, read_eurora_power_predictions
 from wattsched.workload.load import load_workload
-from wattsched.workload.schema import REJECTS_SCHEMA, WorkloadError
 
 GOOD = (
     "498519;xxx;yyy;parallel;2014-03-31 09:23:29__44;16;2;0;14680064#53;16;2;0;14680064#__2014-04-01 22:02:34;"

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from test_engine_properties import PROFILE
 from test_power_engine import CHECKS, Cap, assert_bookkeeping_under_cap, power_workloads
-from wattsched.sched.knapsack_cpsat import CpSatKnapsack
-from wattsched.sched.powercheck import PowerCheck
-from wattsched.sched.python_policy import JobAttributes, View, read_only
-from wattsched.sim.engine import simulate
+from wattsched.core.policy import JobAttributes, View, read_only
+from wattsched.engine.simulate import simulate
+from wattsched.policies.knapsack_cpsat import CpSatKnapsack
+from wattsched.policies.powercheck import PowerCheck
 
 
 def make_view(rows, free, cap, sums, now=1000.0) -> View:

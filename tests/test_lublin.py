@@ -11,9 +11,9 @@ import numpy as np
 import polars as pl
 import pytest
 
+from wattsched.core.schema import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, sort_queue_order, validate_jobs
 from wattsched.workload.generate import LublinParams, generate_lublin
 from wattsched.workload.generate.lublin import POPULAR_WALLTIMES, LublinClassParams
-from wattsched.workload.schema import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, sort_queue_order, validate_jobs
 
 N_BIG = 100_000
 P_BIG = 256

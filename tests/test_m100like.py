@@ -11,10 +11,10 @@ import numpy as np
 import polars as pl
 import pytest
 
+from wattsched.core.schema import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, validate_jobs
 from wattsched.workload.generate import M100LikeParams, generate_m100like
 from wattsched.workload.generate.lublin import offered_load
 from wattsched.workload.generate.m100like import TIME_LIMITS_MINUTES
-from wattsched.workload.schema import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, validate_jobs
 
 N = 6000
 PERIOD = 20.0
@@ -355,8 +355,8 @@ def test_windows_within_marconi100_ranges() -> None:
     within ±30 % of it); a backlog at t = 0 in at least 40 % of the windows (docs/m100like.md: measured 79 %).
 
     Fresh seeds on every run (named on failure): the calibration must hold for any seed, not chosen ones."""
-    from wattsched.metrics.window_calibration import window_calibration
-    from wattsched.workload.windows import WindowSpec
+    from wattsched.engine.windows import WindowSpec
+    from wattsched.power.window_calibration import window_calibration
 
     target = M100LikeParams().default_target_load
     backlog = []

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from wattsched import _memory
-from wattsched._memory import populated_empty
+from wattsched.core import memory as _memory
+from wattsched.core.memory import populated_empty
 
 
 @pytest.mark.parametrize("n", [0, 10, (_memory.POPULATE_MIN_BYTES // 8) + 3])

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.platform.nodes import NodePool
-from wattsched.sched.allocators import Allocator
-from wattsched.sched.dispatchers import DISPATCHERS, ClusterView, make_dispatcher
-from wattsched.sim.multires import DispatchError, simulate_multires
+from wattsched.studies.multires.allocators import Allocator
+from wattsched.studies.multires.dispatchers import DISPATCHERS, ClusterView, make_dispatcher
+from wattsched.studies.multires.engine import DispatchError, simulate_multires
+from wattsched.studies.multires.nodes import NodePool
 
 RES = ("cores", "gpus", "mem")
 
@@ -218,9 +218,9 @@ def test_engine_invariants(jobs, name, estimate) -> None:
 
 
 def test_rules_predictions_in_simulation_follow_the_simulated_completions() -> None:
+    from wattsched.core.schema import sort_queue_order
     from wattsched.predict.online import predict_online
     from wattsched.predict.runtime import make_runtime_predictor
-    from wattsched.workload.schema import sort_queue_order
 
     rng = np.random.default_rng(3)
     rows = []

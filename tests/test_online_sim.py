@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.platform.power import PLATFORMS, PowerCapSchedule, job_dynamic_estimates
+from wattsched.core.schema import sort_queue_order
+from wattsched.engine.simulate import OnlineEstimates, SimulationError, simulate
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.platform import PLATFORMS, PowerCapSchedule, job_dynamic_estimates
 from wattsched.predict.online import predict_online
 from wattsched.predict.power_history import HistoryPowerPredictor
-from wattsched.sched.powercheck import PowerCheck
-from wattsched.sim.engine import OnlineEstimates, SimulationError, simulate
 from wattsched.workload.generate import generate_m100like
-from wattsched.workload.schema import sort_queue_order
 
 M100 = PLATFORMS["marconi100"]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import require_data
-from wattsched.platform import (
+from wattsched.power.platform import (
     PLATFORMS,
     Platform,
     PowerCapSchedule,

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from wattsched.core.schema import REJECTS_SCHEMA, WorkloadError
 from wattsched.workload.load import load_workload
 from wattsched.workload.pm100 import PM100_KEPT_COLUMNS, read_pm100
-from wattsched.workload.schema import REJECTS_SCHEMA, WorkloadError
 from wattsched.workload.tableio import write_table
 
 TS = pa.timestamp("us", tz="UTC")
@@ -229,7 +229,7 @@ def test_load_workload_dispatch(pm100_file: Path, tmp_path: Path) -> None:
 
 
 def test_result_simulates(pm100_file: Path) -> None:
-    from wattsched.sim.engine import simulate
+    from wattsched.engine.simulate import simulate
 
     jobs = read_pm100(pm100_file).jobs
     schedule = simulate(jobs, "easy", 980).schedule

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from test_engine_properties import PROFILE
-from wattsched.sched.powercheck import PowerCheck
-from wattsched.sim.engine import SimulationError, simulate
+from wattsched.engine.simulate import SimulationError, simulate
+from wattsched.policies.powercheck import PowerCheck
 
 
 @dataclass

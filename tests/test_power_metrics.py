@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.metrics import (
+from wattsched.power.metrics import (
     cap_metrics,
     max_turnaround_increase,
     policy_cap_metrics,
@@ -19,8 +19,8 @@ from wattsched.metrics import (
     share_started_in_window,
     turnaround_increase,
 )
-from wattsched.platform import Platform, PowerCapSchedule
-from wattsched.sim.powertrace import energy, power_timeline
+from wattsched.power.platform import Platform, PowerCapSchedule
+from wattsched.power.timeline import energy, power_timeline
 
 TOY = Platform(name="toy", nodes=4, idle_watts=10.0, max_node_watts=1000.0)
 PROFILE = pl.List(pl.Float32)

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from wattsched.api import run_policy
 from wattsched.cli import app
-from wattsched.platform.power import PLATFORMS, PowerCapSchedule
-from wattsched.power_run import PowerSetup
+from wattsched.core.schema import ReadResult
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+from wattsched.power.run import PowerSetup
 from wattsched.reproduce.paper000 import QUICK, windows_of
-from wattsched.sched.powercheck import PowerCheck
 from wattsched.workload.generate import generate_m100like
-from wattsched.workload.schema import ReadResult
 
 WINDOW = 10_800.0
 
@@ -201,7 +201,7 @@ def test_ambiguity_options_reach_the_run(tmp_path) -> None:
 
 
 def test_estimate_options() -> None:
-    from wattsched.power_run import with_estimates
+    from wattsched.power.run import with_estimates
 
     jobs = generate_m100like(200, seed=7).jobs.filter(pl.col("runtime") > 0)
     plat = PLATFORMS["marconi100"]

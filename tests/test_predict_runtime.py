@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from conftest import require_data
+from wattsched.core.schema import sort_queue_order
 from wattsched.predict.online import completion_times, predict_online
 from wattsched.predict.runtime import (
     RULE_OUTPUT,
@@ -25,7 +26,6 @@ from wattsched.predict.runtime import (
     make_runtime_predictor,
     predict_runtime,
 )
-from wattsched.workload.schema import sort_queue_order
 
 PROFILE = settings(
     max_examples=int(os.environ.get("WATTSCHED_HYPOTHESIS_EXAMPLES", "60")),
@@ -496,7 +496,7 @@ def test_no_leakage_from_jobs_completing_later(jobs, method, data):
 def test_in_simulation_matches_the_trace_protocol_on_its_own_end_times():
     """Inside the simulator (completions as simulated) the predictions equal the trace protocol fed with the
     simulated end times (distinct end times here: same-instant completions may be observed in another order)."""
-    from wattsched.sim.engine import OnlineEstimates, simulate
+    from wattsched.engine.simulate import OnlineEstimates, simulate
 
     rng = np.random.default_rng(7)
     n = 300

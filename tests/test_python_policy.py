@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 
 from test_engine_properties import MACHINE, PROFILE, workloads
-from wattsched.sched.python_policy import JobAttributes, View
-from wattsched.sim.engine import SimulationError, simulate
+from wattsched.core.policy import JobAttributes, View
+from wattsched.engine.simulate import SimulationError, simulate
 
 
 class PyFcfs:

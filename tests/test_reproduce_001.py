@@ -87,8 +87,8 @@ def test_predicates_follow_the_stated_criteria() -> None:
 
 
 def test_warm_start_knows_only_jobs_that_ended_before_the_instance_starts() -> None:
-    from wattsched.campaign.dispatch import WarmStart, _history
     from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.studies.multires.experiment import WarmStart, _history
     from wattsched.workload.eurora import read_eurora
 
     base = require_data("eurora/historical_traces")

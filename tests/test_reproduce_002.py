@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from conftest import require_data
-from wattsched.campaign.eamc import grid_runs, run_eamc
-from wattsched.platform.dvfs import eamc_p1p2
-from wattsched.platform.energy_model import eamc_appdb
 from wattsched.reproduce import paper002
 from wattsched.reproduce.claims import catalogue
 from wattsched.reproduce.report import read_claims
 from wattsched.reproduce.runner import reproduce
-from wattsched.sched.eamc import EAMCOptions, build_entries
-from wattsched.workload.generate.eamc import generate_eamc_workload
+from wattsched.studies.eamc.dvfs import eamc_p1p2
+from wattsched.studies.eamc.energy_model import eamc_appdb
+from wattsched.studies.eamc.experiment import grid_runs, run_eamc
+from wattsched.studies.eamc.policies import EAMCOptions, build_entries
+from wattsched.studies.eamc.workloads import generate_eamc_workload
 
 
 @pytest.fixture(scope="module")

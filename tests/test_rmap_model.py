@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.platform.rmap import (
+from wattsched.studies.rmap.machine import (
     CAB_DATA,
     CONFIG_MODEL_TERMS,
     PAPER_FIG2,
@@ -326,7 +326,7 @@ def test_model_figures(tmp_path: Path, measured: JobDetails) -> None:
 
 def test_calibrated_data_meet_the_published_measurements() -> None:
     """Fig. 2 within ±1 W, Table 2 within 3%, 2,840 points, the scalability classes and the 16-core turbo."""
-    from wattsched.platform.rmap_calibration import calibration_table
+    from wattsched.studies.rmap.calibration import calibration_table
 
     table = calibration_table("calibrated")
     must = table.filter(~pl.col("target").str.starts_with("Fig. 3") & ~pl.col("target").str.starts_with("model:"))
@@ -373,7 +373,7 @@ def test_cab_data_option() -> None:
 
 
 def test_platform_import_needs_no_matplotlib() -> None:
-    code = "import sys, wattsched.platform.rmap as r; r.rmap_cab_details(0); print('matplotlib' in sys.modules)"
+    code = "import sys, wattsched.studies.rmap.machine as r; r.rmap_cab_details(0); print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

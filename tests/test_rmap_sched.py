@@ -8,9 +8,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wattsched.platform.rmap import ConfigTable, JobDetails, normalised_bounds, rmap_cab_details
-from wattsched.sched.rmap import RMAPPolicy, decide, fair_share, parse_rmap_policy
-from wattsched.sim.rmap import simulate_rmap
+from wattsched.studies.rmap.engine import simulate_rmap
+from wattsched.studies.rmap.machine import ConfigTable, JobDetails, normalised_bounds, rmap_cab_details
+from wattsched.studies.rmap.policies import RMAPPolicy, decide, fair_share, parse_rmap_policy
 
 # Table 2 (SP-MZ class C): C1 (6×16, 115), C2 (8×12, 65), C3 (8×10, 80)
 SPMZ = ConfigTable(
@@ -87,7 +87,7 @@ def test_fair_share_and_normalised_bounds() -> None:
 
 
 def test_traditional_falls_back_to_the_largest_packed_config_within_the_bound() -> None:
-    from wattsched.sched.rmap import traditional_config
+    from wattsched.studies.rmap.policies import traditional_config
 
     table = ConfigTable(
         "t",
@@ -103,7 +103,7 @@ def test_traditional_falls_back_to_the_largest_packed_config_within_the_bound() 
 
 @pytest.fixture(scope="module")
 def cab():
-    from wattsched.platform.rmap import fit_config_model
+    from wattsched.studies.rmap.machine import fit_config_model
 
     oracle = rmap_cab_details(0)
     model, _ = fit_config_model(oracle, 0.1, seed=0)
@@ -111,7 +111,7 @@ def cab():
 
 
 def test_the_experiment_grid_and_its_report(cab, tmp_path) -> None:
-    from wattsched.campaign.rmap import BOUNDS, POLICIES, rmap_summary, run_rmap_grid, write_rmap_report
+    from wattsched.studies.rmap.experiment import BOUNDS, POLICIES, rmap_summary, run_rmap_grid, write_rmap_report
 
     oracle, model = cab
     jobs, decisions, _ = run_rmap_grid(oracle, model)
@@ -145,8 +145,8 @@ def test_the_rmap_command_line(tmp_path) -> None:
 def test_free_power_does_not_drift_below_the_bound() -> None:
     """Seed 2's random trace 1 at 6,500 W: after many starts and ends the free power was summed incrementally to
     6,499.999… W, so a 64-node job with P_job = 6,500 W never saw ``P_job ≤ P_avail`` and waited for ever."""
-    from wattsched.platform.rmap import fit_config_model
-    from wattsched.workload.generate.rmap import generate_rmap_trace
+    from wattsched.studies.rmap.machine import fit_config_model
+    from wattsched.studies.rmap.traces import generate_rmap_trace
 
     oracle = rmap_cab_details(2)
     model, _ = fit_config_model(oracle, 0.1, seed=2)

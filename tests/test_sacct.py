@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wattsched.core.schema import REJECTS_SCHEMA, WorkloadError
 from wattsched.workload.sacct import is_sacct_file, read_sacct, user_code
-from wattsched.workload.schema import REJECTS_SCHEMA, WorkloadError
 
 HEADER = (
     "JobIDRaw|JobName|User|UID|Group|Partition|QOS|Submit|Eligible|Start|End|ElapsedRaw|TimelimitRaw|State|"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from wattsched.workload.schema import WorkloadError, coerce_columns, validate_jobs
+from wattsched.core.schema import WorkloadError, coerce_columns, validate_jobs
 
 
 def frame(**cols) -> pl.DataFrame:

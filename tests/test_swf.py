@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wattsched.workload.schema import REJECTS_SCHEMA, Provenance, WorkloadError
+from wattsched.core.schema import REJECTS_SCHEMA, Provenance, WorkloadError
 from wattsched.workload.swf import SWF_FIELDS, read_swf, write_swf
 
 HEADER = """\

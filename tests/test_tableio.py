@@ -10,14 +10,14 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from wattsched.workload.load import SUPPORTED_SUFFIXES, load_workload
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     OPTIONAL_COLUMNS,
     REJECTS_SCHEMA,
     REQUIRED_COLUMNS,
     Provenance,
     WorkloadError,
 )
+from wattsched.workload.load import SUPPORTED_SUFFIXES, load_workload
 from wattsched.workload.swf import write_swf
 from wattsched.workload.tableio import METADATA_MACHINE_SIZE, METADATA_PROVENANCE, read_table, write_table
 

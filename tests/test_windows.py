@@ -8,12 +8,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wattsched.platform.power import PLATFORMS, PowerCapSchedule
-from wattsched.sched.powercheck import PowerCheck
-from wattsched.sim.engine import SimulationError, simulate
+from wattsched.core.schema import Provenance, ReadResult, empty_rejects
+from wattsched.engine.simulate import SimulationError, simulate
+from wattsched.engine.windows import WindowSpec, cut_window, cut_windows, trace_starts, window_starts
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.platform import PLATFORMS, PowerCapSchedule
 from wattsched.workload.generate import generate_m100like
-from wattsched.workload.schema import Provenance, ReadResult, empty_rejects
-from wattsched.workload.windows import WindowSpec, cut_window, cut_windows, trace_starts, window_starts
 
 HOUR = 3600.0
 

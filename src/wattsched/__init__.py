@@ -1,6 +1,6 @@
 """wattsched: power- and energy-aware HPC batch scheduling."""
 
-from wattsched import _numba_cache
+from wattsched.core import numba_cache as _numba_cache
 
 _numba_cache.configure()
 

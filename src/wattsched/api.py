@@ -12,18 +12,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
+from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
-from wattsched.platform.power import job_dynamic_estimates, naive_estimates
-from wattsched.power_run import (
+from wattsched.power.platform import job_dynamic_estimates, naive_estimates
+from wattsched.power.run import (
     ESTIMATE_COLUMNS,
     PowerSetup,
     power_outputs,
     reject_never_fitting,
     with_estimates,
 )
-from wattsched.sim.engine import OnlineEstimates, SimulationResult, simulate
 from wattsched.workload.load import load_workload
-from wattsched.workload.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
 
 OUTPUT_FORMATS = ("parquet", "csv")
 
@@ -63,8 +63,8 @@ def workload_window(
 ) -> ReadResult:
     """One window [start, start + hours) of a workload, times shifted to start at 0, ready for
     :func:`run_policy`. ``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``) says what becomes of the jobs
-    queued or running at ``start`` (``wattsched.workload.windows``); paper 000's experiment uses ``"requeue"``."""
-    from wattsched.workload.windows import cut_one_window
+    queued or running at ``start`` (``wattsched.engine.windows``); paper 000's experiment uses ``"requeue"``."""
+    from wattsched.engine.windows import cut_one_window
 
     read = (
         workload

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wattsched.workload.schema import WorkloadError
+from wattsched.core.schema import WorkloadError
 
 app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
 generate_app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help=True)
@@ -129,7 +129,7 @@ def simulate(
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     from wattsched.api import run_policy, workload_window, write_run
-    from wattsched.sim.engine import SimulationError
+    from wattsched.engine.simulate import SimulationError
     from wattsched.workload.load import load_workload
 
     try:
@@ -165,9 +165,9 @@ def simulate(
 def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation, knapsack,
                  cap_basis, subtract_idle, sigma_scaling):
     """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options."""
-    from wattsched.platform.power import PowerCapSchedule, load_cap_file, load_platform, parse_cap
-    from wattsched.power_run import PowerSetup
-    from wattsched.sched.powercheck import PowerCheck
+    from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
+    from wattsched.power.run import PowerSetup
 
     wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
     if not wants_power:
@@ -201,7 +201,7 @@ def _power_setup(platform, power_check, power_source, cap, window, post_window_c
 @app.command()
 def policies() -> None:
     """List the scheduling policies."""
-    from wattsched.sched.registry import POLICIES
+    from wattsched.policies.registry import POLICIES
 
     table = Table(title="policies")
     table.add_column("name")
@@ -336,11 +336,11 @@ def demo(
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
     import time
 
-    from wattsched.campaign.dashboard import write_dashboard
-    from wattsched.campaign.figures import write_figures
     from wattsched.campaign.runner import run_campaign
     from wattsched.campaign.spec import load_spec
     from wattsched.demo import DEMO_CAMPAIGN
+    from wattsched.report.dashboard import write_dashboard
+    from wattsched.report.figures import write_figures
 
     output.mkdir(parents=True, exist_ok=True)
     spec_path = output / "campaign.toml"
@@ -446,10 +446,10 @@ def predict_power_cmd(
     """Predict each job's power online from finished jobs only and print the MAE report.
 
     ML methods retrain weekly (RFECV, then a grid search, on the jobs completed so far); see docs/prediction.md."""
-    from wattsched.platform.power import load_platform
+    from wattsched.engine.simulate import SimulationError
+    from wattsched.power.platform import load_platform
     from wattsched.predict.power_history import HistoryConfig
     from wattsched.predict.run import run_power_prediction
-    from wattsched.sim.engine import SimulationError
     from wattsched.workload.load import load_workload
 
     try:
@@ -493,8 +493,8 @@ def predict_runtime_cmd(
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
 ) -> None:
     """Predict each job's runtime online from finished jobs only and print the MAE report."""
+    from wattsched.engine.simulate import SimulationError
     from wattsched.predict.run import run_runtime_prediction
-    from wattsched.sim.engine import SimulationError
     from wattsched.workload.load import load_workload
 
     options = {"min_prefix": min_prefix} if method == "rules" else {}
@@ -665,9 +665,9 @@ def campaign_run(
     """Prepare the workloads once, then run every run not done yet; safe to interrupt and run again.
 
     A file with ``kind = "dispatch"`` is a dispatcher comparison on a multi-resource machine (paper 001)."""
-    from wattsched.campaign.dispatch import is_dispatch_data, parse_dispatch_spec, run_dispatch
     from wattsched.campaign.runner import run_campaign
     from wattsched.campaign.spec import CampaignError, parse_spec, read_spec_file
+    from wattsched.studies.multires.experiment import is_dispatch_data, parse_dispatch_spec, run_dispatch
 
     try:
         data = read_spec_file(spec)
@@ -697,9 +697,9 @@ def campaign_run(
 @campaign_app.command("status")
 def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign directory.")]) -> None:
     """How many runs are done, per workload window (per dispatcher × estimate for a dispatch campaign)."""
-    from wattsched.campaign.dispatch import dispatch_status, is_dispatch_dir
     from wattsched.campaign.runner import status
     from wattsched.campaign.spec import CampaignError
+    from wattsched.studies.multires.experiment import dispatch_status, is_dispatch_dir
 
     try:
         if is_dispatch_dir(directory):
@@ -724,9 +724,9 @@ def campaign_results(
     output: Annotated[Path, typer.Option(help="One table of every finished run (.parquet or .csv).")],
 ) -> None:
     """Collect the finished runs into one table (query it with Polars or DuckDB)."""
-    from wattsched.campaign.dispatch import is_dispatch_dir, load_dispatch_results
     from wattsched.campaign.runner import load_results
     from wattsched.campaign.spec import CampaignError
+    from wattsched.studies.multires.experiment import is_dispatch_dir, load_dispatch_results
 
     try:
         table = load_dispatch_results(directory) if is_dispatch_dir(directory) else load_results(directory)
@@ -751,11 +751,11 @@ def campaign_report(
     ] = "mean",
 ) -> None:
     """Figures (PNG and SVG) of the campaign, a summary table, and with --html the dashboard."""
-    from wattsched.campaign.dashboard import write_dashboard
-    from wattsched.campaign.dispatch import dispatch_summary, is_dispatch_dir
-    from wattsched.campaign.dispatch_figures import write_dispatch_figures
-    from wattsched.campaign.figures import write_figures
     from wattsched.campaign.spec import CampaignError
+    from wattsched.report.dashboard import write_dashboard
+    from wattsched.report.figures import write_figures
+    from wattsched.studies.multires.experiment import dispatch_summary, is_dispatch_dir
+    from wattsched.studies.multires.figures import write_dispatch_figures
 
     out = output or directory / "report"
     if aggregate not in ("mean", "median"):
@@ -859,9 +859,9 @@ def eamc_table(
     output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
 ) -> None:
     """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""
-    from wattsched.platform.dvfs import DVFSConfigError, eamc_p1p2
-    from wattsched.platform.energy_model import eamc_appdb
-    from wattsched.sched.epm import epm_table
+    from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.studies.eamc.energy_model import eamc_appdb
+    from wattsched.studies.eamc.epm import epm_table
 
     if output is not None and not output.name.lower().endswith((".csv", ".parquet")):
         _fail(f"--output must end in .csv or .parquet, got {output.name}")
@@ -909,11 +909,11 @@ def eamc_run(
                                                   envvar="WATTSCHED_SHARED_DATA")] = None,
 ) -> None:
     """Simulate one workload on the p1/p2 DVFS machine under one policy of paper 002."""
-    from wattsched.campaign.eamc import run_eamc
-    from wattsched.platform.dvfs import DVFSConfigError, eamc_p1p2
-    from wattsched.platform.energy_model import eamc_appdb
-    from wattsched.sched.eamc import EAMCOptions
-    from wattsched.workload.generate.eamc import generate_eamc_workload
+    from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.studies.eamc.energy_model import eamc_appdb
+    from wattsched.studies.eamc.experiment import run_eamc
+    from wattsched.studies.eamc.policies import EAMCOptions
+    from wattsched.studies.eamc.workloads import generate_eamc_workload
 
     try:
         platform = eamc_p1p2(data_dir)
@@ -951,8 +951,8 @@ def eamc_grid(
                                                   envvar="WATTSCHED_SHARED_DATA")] = None,
 ) -> None:
     """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv."""
-    from wattsched.campaign.eamc import run_eamc_grid, write_eamc_figures
-    from wattsched.platform.dvfs import DVFSConfigError
+    from wattsched.studies.eamc.dvfs import DVFSConfigError
+    from wattsched.studies.eamc.experiment import run_eamc_grid, write_eamc_figures
 
     def items(text: str) -> list[str]:
         return [x.strip() for x in text.split(",") if x.strip()]
@@ -988,9 +988,9 @@ def rmap_grid(
 ) -> None:
     """Paper 004's experiment: traces × bounds × Traditional / Naive / Adaptive (0–30%, unbounded), oracle and
     model data; summary and Figs. 6–15."""
-    from wattsched.campaign.rmap import rmap_summary, run_rmap_grid, table4_check, write_rmap_report
-    from wattsched.platform.rmap import JobDetails, fit_config_model, rmap_cab_details, write_model_figures
-    from wattsched.workload.generate.rmap import TRACES
+    from wattsched.studies.rmap.experiment import rmap_summary, run_rmap_grid, table4_check, write_rmap_report
+    from wattsched.studies.rmap.machine import JobDetails, fit_config_model, rmap_cab_details, write_model_figures
+    from wattsched.studies.rmap.traces import TRACES
 
     def items(text: str) -> list[str]:
         return [x.strip() for x in text.split(",") if x.strip()]

@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from wattsched.api import RunOutput, run_policy, write_run
-from wattsched.sched.registry import CORE_POLICIES
-from wattsched.sim.engine import simulate
+from wattsched.engine.simulate import simulate
+from wattsched.policies.registry import CORE_POLICIES
 from wattsched.workload.generate import generate_lublin
 from wattsched.workload.tableio import write_table
 

@@ -1,7 +1,7 @@
 """Compile and cache every numba kernel once, so that a user's first real run does not pay for compilation.
 
 `make` runs it right after installing; it takes ~10 s once per source version (the cache is keyed on the
-sources, see ``_numba_cache``). ``python -m wattsched.warmup``.
+sources, see ``wattsched.core.numba_cache``). ``python -m wattsched.warmup``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 def warm_up() -> float:
     """Read a tiny SWF file and simulate it with every policy; returns the seconds spent."""
-    from wattsched.sched.registry import POLICIES
-    from wattsched.sim.engine import simulate
+    from wattsched.engine.simulate import simulate
+    from wattsched.policies.registry import POLICIES
     from wattsched.workload.swf import read_swf
 
     t0 = time.perf_counter()

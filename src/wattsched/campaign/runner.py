@@ -36,7 +36,7 @@ from wattsched.campaign.spec import (
     run_id,
     workload_variants,
 )
-from wattsched.executors import check_executor, map_tasks
+from wattsched.core.executors import check_executor, map_tasks
 
 #: Result fields that depend on the machine, not on the run (left out when comparing result sets).
 TIMING_FIELDS = ("elapsed_s", "simulation_s", "worker")
@@ -90,11 +90,11 @@ def load_workload_spec(wl: WorkloadSpec, seed: int):
 def prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
     """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
     window ids."""
-    from wattsched.platform.power import load_platform
+    from wattsched.core.schema import ReadResult
+    from wattsched.engine.windows import WindowSpec, cut_windows
+    from wattsched.power.platform import load_platform
     from wattsched.predict.power_history import HistoryConfig
     from wattsched.predict.run import run_power_prediction
-    from wattsched.workload.schema import ReadResult
-    from wattsched.workload.windows import WindowSpec, cut_windows
 
     read = load_workload_spec(wl, seed)
     size = wl.machine_size or read.provenance.machine_size
@@ -161,9 +161,9 @@ def prepare(spec: CampaignSpec, out: Path, *, log: Callable[[str], None] = lambd
 def execute_run(run: dict[str, Any], out_dir: str) -> dict[str, Any]:
     """Simulate one run of the manifest, write ``results/<id>.json`` atomically and return the result row."""
     from wattsched.api import run_policy
-    from wattsched.platform.power import PowerCapSchedule, load_platform
-    from wattsched.power_run import PowerSetup
-    from wattsched.sched.powercheck import PowerCheck
+    from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.platform import PowerCapSchedule, load_platform
+    from wattsched.power.run import PowerSetup
     from wattsched.workload.load import load_workload
 
     t0 = time.perf_counter()

@@ -25,7 +25,7 @@ windows' seeds), so ``seeds = [0, 1, 2]`` triples the campaign with independent 
 baseline run (EASY without a cap) unless ``baselines = false``. Every run has a stable id, a hash of its
 parameters, so a campaign can resume and two executors agree.
 
-``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``; see ``workload/windows.py``) says what a window does
+``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``; see ``engine/windows.py``) says what a window does
 with the jobs queued or running at its start; the Booleans of older files still work (``true`` = ``"prestart"``,
 ``false`` = ``"drop"``) with a deprecation warning. ``post_window_cap`` is the cap after the power window
 (paper 000's [AMBIG-0.6]; default ``"none"``, no power check after the window, which reproduces the paper's
@@ -43,11 +43,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from wattsched.power_run import POWER_SOURCES
+from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.policies.registry import POLICIES
+from wattsched.power.run import POWER_SOURCES
 from wattsched.predict.run import POWER_METHODS
-from wattsched.sched.powercheck import PowerCheck
-from wattsched.sched.registry import POLICIES
-from wattsched.workload.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 
 
 class CampaignError(ValueError):

@@ -32,8 +32,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from wattsched.core.executors import check_executor, map_tasks
 from wattsched.dataset.telemetry import TelemetrySource, open_telemetry
-from wattsched.executors import check_executor, map_tasks
 
 #: Default tolerance (s) of "on the grid" when no ``snap`` is given.
 EXACT_TOLERANCE = 1e-3

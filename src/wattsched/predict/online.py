@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import polars as pl
 
-from wattsched.workload.schema import WorkloadError, coerce_columns, sort_queue_order
+from wattsched.core.schema import WorkloadError, coerce_columns, sort_queue_order
 
 #: Ways of fixing completion times for the trace protocol.
 COMPLETION_SOURCES = ("auto", "trace", "replay", "no-wait")
@@ -156,7 +156,7 @@ def completion_times(
         return (jobs["submit_time"] + jobs["runtime"]).to_numpy().astype(np.float64), "no-wait (submit + runtime)"
     if machine_size is None:
         raise ValueError("an EASY replay needs the machine size")
-    from wattsched.sim.replay import easy_replay
+    from wattsched.engine.replay import easy_replay
 
     return easy_replay(jobs, machine_size)[1], f"replay (EASY on {machine_size} units)"
 

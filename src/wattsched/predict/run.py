@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.schema import ReadResult
 from wattsched.predict.evaluate import evaluate_power, evaluate_runtime, per_user_mae
 from wattsched.predict.online import OnlinePredictor, completion_times, predict_online, prepare
 from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
-from wattsched.workload.schema import ReadResult
 
 POWER_METHODS = ("history", "ml-linear", "ml-forest", "ml-svr", "ml-sgd")
 RUNTIME_METHODS = ("walltime", "oracle", "last2", "rules")

@@ -114,7 +114,7 @@ def windows_of(setting: Setting, seed: int) -> list[Any]:
     """The windows (``ReadResult`` each) that the reproduction's campaigns run for ``seed``, without predictions:
     the one construction shared by ``reproduce 000``, the power-shape tests and the docs."""
     from wattsched.campaign.runner import load_workload_spec
-    from wattsched.workload.windows import WindowSpec, cut_windows
+    from wattsched.engine.windows import WindowSpec, cut_windows
 
     spec = parse_spec(campaign_data(setting, (seed,), "estimators"))
     wl = spec.workloads[0]
@@ -194,7 +194,7 @@ def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], work
 
     from wattsched.campaign.runner import MANIFEST, spec_hash
     from wattsched.campaign.spec import workload_variants
-    from wattsched.executors import map_tasks
+    from wattsched.core.executors import map_tasks
 
     if all((dirs[e] / MANIFEST).exists() for e in datas):
         return
@@ -303,7 +303,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
 def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
     """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks) and Fig. 7
     (the four policies), PNG and SVG, in ``out/figures``."""
-    from wattsched.campaign.figures import plot_metric, plot_policies
+    from wattsched.report.figures import plot_metric, plot_policies
 
     folder = out / "figures"
     est = results.filter(pl.col("experiment") == "estimators")

@@ -76,7 +76,7 @@ class Claims:
     def binding(self, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame`` with ``binds``: whether the window's uncapped EASY baseline ran above the run's cap on average
         in the 3-h window (where it did not, no check can fill the cap: the workload is the limit)."""
-        from wattsched.platform.power import load_platform
+        from wattsched.power.platform import load_platform
 
         dyn = load_platform("marconi100").dynamic_range
         base = self.base.select("workload", (pl.col("p_window_mean_dynamic_w") / dyn).alias("uncapped"))

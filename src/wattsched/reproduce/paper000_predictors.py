@@ -22,7 +22,7 @@ def _ml_medians(item: tuple[dict[str, Any], int, str]) -> tuple[int, str, list[f
     picklable task)."""
     from wattsched.campaign.runner import load_workload_spec
     from wattsched.campaign.spec import parse_spec
-    from wattsched.platform.power import load_platform
+    from wattsched.power.platform import load_platform
     from wattsched.predict.power_history import HistoryConfig
     from wattsched.predict.run import run_power_prediction
 
@@ -42,7 +42,7 @@ def prediction_claims(ctx: Any, setting: Any, spec: Any, campaign_dir: Path) -> 
     seed's whole generated trace predicted online, as the campaign did (history: the campaign's own prediction
     report; the ML methods: the same trace again, seeds in parallel)."""
     from wattsched.campaign.spec import workload_variants
-    from wattsched.executors import map_tasks
+    from wattsched.core.executors import map_tasks
 
     history: dict[int, list[float]] = {}
     for _, seed, name in workload_variants(spec):

@@ -6,7 +6,7 @@ each job predicted at submission from the jobs the simulation has completed, sta
 that ended before the instance's first submission, as the paper's continuous trace would) and R (real durations)
 on the Eurora instances of the shared data (``eurora/historical_traces``: 206 instances of 50–1,000 real jobs,
 5,930 distinct jobs of 2014-03-31…04-04), one simulation per instance × combination, run as a dispatch campaign
-(:mod:`wattsched.campaign.dispatch`, resumable under ``OUT/campaign``).
+(:mod:`wattsched.studies.multires.experiment`, resumable under ``OUT/campaign``).
 
 - **quick**: per seed, ``QUICK_PER_CLASS`` instances of every size class (50, 100, …, 1000 jobs) drawn with the
   seed; the spread of every value is over these seeded samples.
@@ -99,9 +99,9 @@ def sample_instances(classes: dict[int, list[Path]], seed: int, per_class: int) 
 def prediction_error(base: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Per distinct job of all instances: absolute error (s) of the rules (trace protocol: predicted at submission
     from the jobs the trace shows completed) and of the walltime; and facts about the sample's durations."""
+    from wattsched.core.schema import sort_queue_order
     from wattsched.predict.runtime import predict_runtime
     from wattsched.workload.eurora import read_eurora
-    from wattsched.workload.schema import sort_queue_order
 
     jobs, _, _ = read_eurora(base)
     jobs = sort_queue_order(jobs)
@@ -151,7 +151,7 @@ def _spearman(a: pl.Series, b: pl.Series) -> float:
 def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], history: Path) -> Path:
     """Run (or resume) the dispatch campaign of ``files`` under ``ctx.out/campaign``; the rules predictor of each
     instance starts from the jobs of ``history`` that ended before the instance's first submission."""
-    from wattsched.campaign.dispatch import MANIFEST, DispatchSpec, run_dispatch
+    from wattsched.studies.multires.experiment import MANIFEST, DispatchSpec, run_dispatch
 
     spec = DispatchSpec(
         kind="dispatch",
@@ -187,8 +187,8 @@ def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], 
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """The paper's experiment (see the module docstring)."""
-    from wattsched.campaign.dispatch import instance_metrics, load_dispatch_jobs, queue_distributions
-    from wattsched.campaign.dispatch_figures import plot_figures
+    from wattsched.studies.multires.experiment import instance_metrics, load_dispatch_jobs, queue_distributions
+    from wattsched.studies.multires.figures import plot_figures
 
     base = ctx.data("eurora/historical_traces", "the Eurora instances")
     classes = instance_classes(base)

@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.campaign.eamc import draw_eamc_figures, improvement, load_eamc_results, run_eamc_grid
-from wattsched.platform.dvfs import eamc_p1p2
-from wattsched.platform.energy_model import EAMC_APP_NAMES, eamc_appdb
 from wattsched.reproduce.claims import ClaimResult, Spread, check_exact, check_number, check_order
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
-from wattsched.sched.eamc import EAMC_POLICIES
-from wattsched.sched.epm import demoted, epm_table, evaluate
+from wattsched.studies.eamc.dvfs import eamc_p1p2
+from wattsched.studies.eamc.energy_model import EAMC_APP_NAMES, eamc_appdb
+from wattsched.studies.eamc.epm import demoted, epm_table, evaluate
+from wattsched.studies.eamc.experiment import draw_eamc_figures, improvement, load_eamc_results, run_eamc_grid
+from wattsched.studies.eamc.policies import EAMC_POLICIES
 
 MIXES = ["W13", "W33", "W50"]
 T_WEIGHTS = [1.0, 1.5]

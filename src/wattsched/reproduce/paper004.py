@@ -5,7 +5,7 @@ bounds (6,500–14,000 W) × Traditional, Naive and Adaptive with thresholds 0, 
 and Naive plan with the measured (oracle) configuration data, Adaptive with the degree-2 log-polynomial model, as
 the paper does. Traditional, Naive and Adaptive-0 also run with the other data source (Fig. 8).
 
-A *sample* is one draw of the Cab data (the ``calibrated`` stand-in, platform/rmap_data.py) and the model's 10%
+A *sample* is one draw of the Cab data (the ``calibrated`` stand-in, studies/rmap/data.py) and the model's 10%
 training sample (seed ``s``) and of the traces (seed ``s + 1000·r`` for replicate ``r``). Every claim is computed
 per sample and reported as its spread over the samples: quick runs one replicate per seed, full runs
 :data:`FULL_REPLICATES`. The paper ran each trace once on its measured Cab data, which is not public; our samples
@@ -26,18 +26,6 @@ import time
 import numpy as np
 import polars as pl
 
-from wattsched.campaign.rmap import BOUNDS, rmap_run_means, run_rmap_grid
-from wattsched.platform.rmap import (
-    DEFAULT_CAB_DATA,
-    RMAP_CAB,
-    RMAP_CAB_APPS,
-    ConfigTable,
-    JobDetails,
-    fit_config_model,
-    normalised_bounds,
-    rmap_cab_details,
-)
-from wattsched.platform.rmap_calibration import calibration_table
 from wattsched.reproduce.claims import (
     ClaimResult,
     Spread,
@@ -62,8 +50,20 @@ from wattsched.reproduce.paper004_mechanism import (
     wide,
 )
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
-from wattsched.sched.rmap import fair_share, parse_rmap_policy
-from wattsched.sim.rmap import simulate_rmap
+from wattsched.studies.rmap.calibration import calibration_table
+from wattsched.studies.rmap.engine import simulate_rmap
+from wattsched.studies.rmap.experiment import BOUNDS, rmap_run_means, run_rmap_grid
+from wattsched.studies.rmap.machine import (
+    DEFAULT_CAB_DATA,
+    RMAP_CAB,
+    RMAP_CAB_APPS,
+    ConfigTable,
+    JobDetails,
+    fit_config_model,
+    normalised_bounds,
+    rmap_cab_details,
+)
+from wattsched.studies.rmap.policies import fair_share, parse_rmap_policy
 
 #: Trace replicates per seed in the full run (quick: 1).
 FULL_REPLICATES = 10
@@ -390,9 +390,9 @@ def results_table(jobs: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """Paper 004's experiment and claims (see the module docstring)."""
-    from wattsched.campaign.rmap_figures import write_rmap_figures
-    from wattsched.platform.rmap import write_model_figures
-    from wattsched.platform.rmap_figures import write_calibration_figure
+    from wattsched.studies.rmap.figures import write_rmap_figures
+    from wattsched.studies.rmap.machine import write_model_figures
+    from wattsched.studies.rmap.model_figures import write_calibration_figure
 
     t0 = time.perf_counter()
     samples = _samples(ctx)
@@ -421,7 +421,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
     table = calibration_table(DEFAULT_CAB_DATA, seed=first)
     notes = [
         f"No Cab measurements are public: the configuration data are the '{DEFAULT_CAB_DATA}' stand-in of "
-        "platform/rmap_data.py (docs/rmap.md), one draw per data seed; the paper ran each trace once on measured data.",
+        "studies/rmap/data.py (docs/rmap.md), one draw per data seed; the paper ran each trace once on measured data.",
         f"The Cab data against the paper's published measurements ({int(table['agrees'].sum())} of {table.height} "
         "agree): "
         + "; ".join(

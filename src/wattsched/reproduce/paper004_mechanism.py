@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.campaign.rmap import BOUNDS, POLICIES, rmap_run_means
-from wattsched.platform.rmap import DEFAULT_CAB_DATA, PAPER_FIG2, PAPER_TABLE2, RMAP_CAB_APPS, cab_data_set
-from wattsched.platform.rmap_calibration import calibration_table
+from wattsched.studies.rmap.calibration import calibration_table
+from wattsched.studies.rmap.experiment import BOUNDS, POLICIES, rmap_run_means
+from wattsched.studies.rmap.machine import DEFAULT_CAB_DATA, PAPER_FIG2, PAPER_TABLE2, RMAP_CAB_APPS, cab_data_set
 
 #: Arrival-rate factor of the sensitivity run (mean inter-arrival = factor × mean t_req; the default is 1).
 SPARSE_ARRIVALS = 5.0

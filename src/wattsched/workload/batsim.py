@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.workload.schema import Provenance, WorkloadError, coerce_columns, sort_queue_order
+from wattsched.core.schema import Provenance, WorkloadError, coerce_columns, sort_queue_order
 
 #: Optional columns carried as extra job fields (when present and not null).
 EXTRA_FIELDS = ("user_id", "power_mean", "power_max", "power_std")

@@ -6,7 +6,7 @@ Each ``*.log_crypt`` instance holds one job per line::
     req_mem_GB;walltime_hh:mm;NA;NA;status;app_type
 
 The instances overlap (one job is in many files), so reading several keeps one row per job. The used-node entries
-are the job's PBS chunks, which is what the multi-resource dispatchers of :mod:`wattsched.platform.nodes` place.
+are the job's PBS chunks, which is what the multi-resource dispatchers of :mod:`wattsched.studies.multires.nodes` place.
 
 Conventions (each is also recorded in ``provenance.conventions``):
 
@@ -22,7 +22,7 @@ Conventions (each is also recorded in ``provenance.conventions``):
 * Chunks: ``chunks`` = number of used-node entries (two entries may name the same node: chunks share nodes);
   ``chunk_cores/gpus/mics/mem`` = element-wise max over the entries (they agree for every job of the real trace;
   jobs where they differ are counted as ``heterogeneous_chunks``). Memory stays in the trace's KiB, the unit of
-  :func:`wattsched.platform.eurora.eurora_pool`.
+  :func:`wattsched.studies.multires.eurora.eurora_pool`.
 * ``size`` = ``chunks`` (``provenance.size_unit`` = "chunks"; chunks may share a node, so no machine size is
   implied). Totals ``cores``, ``gpus``, ``mics`` = chunks × per chunk; ``mem`` = chunks × chunk_mem in GB (base
   1024), the canonical unit of ``mem``.
@@ -50,8 +50,7 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.workload.sacct import user_code
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     REJECTS_SCHEMA,
     Provenance,
     ReadResult,
@@ -62,6 +61,7 @@ from wattsched.workload.schema import (
     sort_queue_order,
     validate_jobs,
 )
+from wattsched.workload.sacct import user_code
 
 __all__ = ["EURORA_SUFFIX", "is_eurora_dir", "read_eurora", "read_eurora_power_predictions"]
 

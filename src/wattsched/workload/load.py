@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wattsched.core.schema import ReadResult, WorkloadError
 from wattsched.workload.eurora import EURORA_SUFFIX, is_eurora_dir, read_eurora
 from wattsched.workload.pm100 import is_pm100_parquet, read_pm100
 from wattsched.workload.sacct import is_sacct_file, read_sacct
-from wattsched.workload.schema import ReadResult, WorkloadError
 from wattsched.workload.swf import read_swf
 from wattsched.workload.tableio import read_table
 

@@ -42,7 +42,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     Provenance,
     ReadResult,
     WorkloadError,

@@ -66,7 +66,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     Provenance,
     ReadResult,
     WorkloadError,

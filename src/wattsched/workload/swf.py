@@ -47,7 +47,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     Provenance,
     ReadResult,
     WorkloadError,

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     COLUMN_ALIASES,
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,

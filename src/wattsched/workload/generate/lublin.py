@@ -61,7 +61,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import polars as pl
 
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
     Provenance,

@@ -90,14 +90,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from wattsched.workload.generate.m100like_params import (
-    NODE_COUNT_WEIGHTS,
-    NODE_COUNTS,
-    TIME_LIMITS_MINUTES,
-    M100LikeParams,
-)
-from wattsched.workload.generate.m100like_power import _CENTRE, _power
-from wattsched.workload.schema import (
+from wattsched.core.schema import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
     Provenance,
@@ -106,6 +99,13 @@ from wattsched.workload.schema import (
     empty_rejects,
     sort_queue_order,
 )
+from wattsched.workload.generate.m100like_params import (
+    NODE_COUNT_WEIGHTS,
+    NODE_COUNTS,
+    TIME_LIMITS_MINUTES,
+    M100LikeParams,
+)
+from wattsched.workload.generate.m100like_power import _CENTRE, _power
 
 __all__ = ["NODE_COUNTS", "NODE_COUNT_WEIGHTS", "TIME_LIMITS_MINUTES", "M100LikeParams", "generate_m100like"]
 

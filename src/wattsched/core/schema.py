@@ -1,0 +1,226 @@
+"""The canonical job table: one row per job, the single currency between readers, predictors and the simulator.
+
+Every reader returns a :class:`ReadResult` ``(jobs, rejects, provenance)``. Nothing is dropped silently: a row that
+cannot be used appears in ``rejects`` with its source line, the offending field and a reason.
+
+Times are float seconds. ``size`` is the number of resource units the job occupies on the simulated machine
+(processors for SWF traces, nodes for node-exclusive machines such as Marconi100); ``provenance.size_unit`` says which.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, NamedTuple
+
+import polars as pl
+
+#: Required columns and their dtypes. ``runtime`` is the truth: only the engine may read it.
+REQUIRED_COLUMNS: dict[str, pl.DataType] = {
+    "job_id": pl.Int64(),
+    "submit_time": pl.Float64(),
+    "walltime": pl.Float64(),
+    "runtime": pl.Float64(),
+    "size": pl.Int64(),
+}
+
+#: Optional columns with fixed dtypes; readers fill what their source has. Unknown values are null.
+OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
+    "user_id": pl.Int64(),
+    "group_id": pl.Int64(),
+    "name": pl.Utf8(),
+    "queue": pl.Utf8(),
+    "partition": pl.Utf8(),
+    "app_id": pl.Utf8(),
+    "state": pl.Utf8(),
+    "cores": pl.Int64(),
+    "gpus": pl.Int64(),
+    "mem": pl.Float64(),
+    "power_mean": pl.Float64(),
+    "power_max": pl.Float64(),
+    "power_std": pl.Float64(),
+    "energy": pl.Float64(),
+}
+
+#: Accepted input aliases for canonical columns (a table with ``nodes`` but no ``size`` is node-sized).
+COLUMN_ALIASES: dict[str, str] = {"nodes": "size"}
+
+#: Schema of the rejects table, shared by every reader.
+REJECTS_SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.Utf8(),
+    "line": pl.Int64(),
+    "job_id": pl.Int64(),
+    "field": pl.Utf8(),
+    "reason": pl.Utf8(),
+    "raw": pl.Utf8(),
+}
+
+
+class WorkloadError(ValueError):
+    """Input that cannot be read at all (missing file, empty file, wrong format), or rejects under ``strict``."""
+
+
+@dataclass
+class Provenance:
+    """Where a job table came from and which conventions turned the source into canonical columns."""
+
+    source: str
+    format: str
+    machine_size: int | None = None
+    size_unit: str = "processors"
+    unix_start_time: float | None = None
+    timezone: str | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+    n_records: int = 0
+    n_jobs: int = 0
+    n_rejected: int = 0
+    conventions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=str)
+
+
+class ReadResult(NamedTuple):
+    """``(jobs, rejects, provenance)``; unpacks like a tuple."""
+
+    jobs: pl.DataFrame
+    rejects: pl.DataFrame
+    provenance: Provenance
+
+
+def empty_rejects() -> pl.DataFrame:
+    return pl.DataFrame(schema=REJECTS_SCHEMA)
+
+
+def make_rejects(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Build a rejects table from dict rows (missing keys become null)."""
+    if not rows:
+        return empty_rejects()
+    return pl.DataFrame(
+        {name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}, schema=REJECTS_SCHEMA
+    )
+
+
+def canonical_order(jobs: pl.DataFrame) -> pl.DataFrame:
+    """Order columns canonically: required first, then known optional ones, then source-specific extras."""
+    known = [c for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in jobs.columns]
+    extras = [c for c in jobs.columns if c not in known]
+    return jobs.select(known + extras)
+
+
+def coerce_columns(jobs: pl.DataFrame) -> pl.DataFrame:
+    """Rename aliases and cast known columns to their canonical dtypes.
+
+    Raises :class:`WorkloadError` naming the column when a required column is missing or a cast fails.
+    """
+    renames = {a: c for a, c in COLUMN_ALIASES.items() if a in jobs.columns and c not in jobs.columns}
+    if renames:
+        jobs = jobs.rename(renames)
+    missing = [c for c in REQUIRED_COLUMNS if c not in jobs.columns]
+    if missing:
+        raise WorkloadError(
+            f"job table lacks required column(s) {missing}; required: {list(REQUIRED_COLUMNS)}"
+            f" (alias accepted: {COLUMN_ALIASES})"
+        )
+    casts = []
+    for name, dtype in {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}.items():
+        if name in jobs.columns and jobs.schema[name] != dtype:
+            casts.append((name, dtype))
+    for name, dtype in casts:
+        try:
+            jobs = jobs.with_columns(pl.col(name).cast(dtype, strict=True))
+        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+            raise WorkloadError(f"column {name!r} cannot be read as {dtype}: {exc}") from exc
+    return canonical_order(jobs)
+
+
+def validate_jobs(
+    jobs: pl.DataFrame, *, machine_size: int | None, source: str, line_column: str | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split a coerced table into accepted jobs and rejects, applying the canonical semantic rules.
+
+    Rules (each reject names the field and why): ``job_id`` and ``submit_time`` present; ``submit_time`` finite;
+    ``runtime`` present and ≥ 0; ``walltime`` present (readers apply their own missing-walltime convention first)
+    and ≥ 0; ``size`` present and ≥ 1; ``size`` ≤ ``machine_size`` when known; ``job_id`` unique (later
+    duplicates are rejected).
+    ``line_column`` names a column holding source line numbers for the rejects (it is dropped from the jobs).
+    """
+    checks: list[tuple[str, pl.Expr, str]] = [
+        ("job_id", pl.col("job_id").is_null(), "job id is missing"),
+        ("submit_time", pl.col("submit_time").is_null() | ~pl.col("submit_time").is_finite(),
+         "submit time is missing or not finite"),
+        ("runtime", pl.col("runtime").is_null() | ~pl.col("runtime").is_finite(),
+         "run time is unknown"),
+        ("runtime", pl.col("runtime") < 0, "run time is negative"),
+        ("walltime", pl.col("walltime").is_null() | ~pl.col("walltime").is_finite(),
+         "walltime is unknown"),
+        ("walltime", pl.col("walltime") < 0, "walltime is negative"),
+        ("size", pl.col("size").is_null(), "job size is unknown"),
+        ("size", pl.col("size") <= 0, "job size is not positive"),
+    ]
+    if machine_size is not None:
+        checks.append(
+            ("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})")
+        )
+    reason = pl.lit(None, dtype=pl.Utf8)
+    field_ = pl.lit(None, dtype=pl.Utf8)
+    # Build a "first failing rule" expression by folding the checks in reverse.
+    for name, cond, why in reversed(checks):
+        reason = pl.when(cond.fill_null(False)).then(pl.lit(why)).otherwise(reason)
+        field_ = pl.when(cond.fill_null(False)).then(pl.lit(name)).otherwise(field_)
+    tagged = jobs.with_columns(reason.alias("__reason"), field_.alias("__field"))
+    # A duplicate id is judged among the rows that pass every other rule, so a bad earlier row does not turn a
+    # good later one into a "duplicate".
+    ok_id = pl.when(pl.col("__reason").is_null()).then(pl.col("job_id"))
+    duplicate = ok_id.is_not_null() & ~ok_id.is_first_distinct()
+    tagged = tagged.with_columns(
+        pl.when(duplicate).then(pl.lit("duplicate job id (an earlier row has it)")).otherwise(pl.col("__reason"))
+        .alias("__reason"),
+        pl.when(duplicate).then(pl.lit("job_id")).otherwise(pl.col("__field")).alias("__field"),
+    )
+    bad = tagged.filter(pl.col("__reason").is_not_null())
+    good = tagged.filter(pl.col("__reason").is_null()).drop("__reason", "__field")
+    if line_column is not None:
+        good = good.drop(line_column)
+    if bad.height == 0:
+        return good, empty_rejects()
+    raw = pl.concat_str(
+        [pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null"))
+         for c in REQUIRED_COLUMNS],
+        separator=" ",
+    )
+    rejects = bad.select(
+        pl.lit(source).alias("source"),
+        (pl.col(line_column).cast(pl.Int64) if line_column else pl.lit(None, dtype=pl.Int64)).alias("line"),
+        pl.col("job_id"),
+        pl.col("__field").alias("field"),
+        pl.col("__reason").alias("reason"),
+        raw.alias("raw"),
+    )
+    return good, rejects.cast(REJECTS_SCHEMA)
+
+
+def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str = "line") -> None:
+    """Under ``strict``, any reject is an error naming the first one (file, line, field, why)."""
+    if strict and rejects.height:
+        first = rejects.row(0, named=True)
+        raise WorkloadError(
+            f"{source}: {rejects.height} rejected {unit}(s); first at line {first['line']},"
+            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
+        )
+
+
+#: Optional column that orders jobs with the same submit time before the job id (a workload window's pre-state:
+#: the running jobs resubmitted at 0 in trace-start order, then the queued ones; see ``engine/windows.py``).
+QUEUE_RANK = "queue_rank"
+
+
+def sort_queue_order(jobs: pl.DataFrame) -> pl.DataFrame:
+    """The queue order every policy starts from: (submit time, job id); with a ``queue_rank`` column,
+    (submit time, queue rank with nulls last, job id)."""
+    if QUEUE_RANK in jobs.columns:
+        return jobs.sort(["submit_time", QUEUE_RANK, "job_id"], nulls_last=True, maintain_order=True)
+    return jobs.sort(["submit_time", "job_id"], maintain_order=True)

@@ -1,0 +1,561 @@
+"""Queue-ordering policies with optional backfilling, as numba kernels over the policy's *view*.
+
+A pass receives only what a real resource manager knows: the queue (in policy order), each job's size, walltime
+and runtime estimate, the running jobs' start times and expected ends (start + estimate), and the free units.
+It never receives true runtimes: those arrays are not among its parameters (see ``wattsched.engine.kernel``).
+
+One pass = the decisions at one instant. It writes the indices of the jobs to start now into ``out`` and returns
+how many it wrote; the engine validates and applies them. Semantics (see docs/semantics.md):
+
+* ``none`` (FCFS/SJF/LJF): start queue jobs in order while they fit; stop at the first that does not.
+* ``easy``: the same, then the first job that does not fit (the priority job) gets a reservation at the shadow
+  time; later jobs are backfilled if they fit now and either end (by estimate) no later than the shadow time or
+  use no more than the ``extra`` units (which then shrink).
+* ``conservative``: every queued job holds a reservation in an availability profile; reservations are never
+  moved later (early completions compress them), new jobs are placed after all earlier reservations.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from wattsched.policies.profile import earliest_fit, profile_add, slot_end
+from wattsched.policies.sorted_pairs import insert_pair, insertion_sort_pairs, lower_bound, upper_bound
+
+BACKFILL_NONE = 0
+BACKFILL_EASY = 1
+BACKFILL_CONSERVATIVE = 2
+KNAPSACK_WAIT = 3  # greedy knapsack in the power window (paper 000 Algorithm 2), EASY+PC FCFS after it
+KNAPSACK_STRETCH = 4
+KNAPSACK_EXACT_WAIT = 5  # exact knapsack (CP-SAT, in Python) in the window: the loop hands those passes out
+KNAPSACK_EXACT_STRETCH = 6
+
+ORDER_FCFS = 0
+ORDER_SJF = 1
+ORDER_LJF = 2
+ORDER_SAF = 3
+
+
+def order_keys(order: int, estimate: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Static sort key per job; the queue is kept sorted by (key, queue rank). Ties fall back to (submit, id)."""
+    if order == ORDER_FCFS:
+        return np.zeros(len(estimate), dtype=np.float64)
+    if order == ORDER_SJF:
+        return estimate.astype(np.float64)
+    if order == ORDER_LJF:
+        return -estimate.astype(np.float64)
+    if order == ORDER_SAF:
+        return estimate.astype(np.float64) * size.astype(np.float64)
+    raise ValueError(f"unknown queue order code {order}")
+
+
+# Power checks (reference-spec §1.6). A policy's platform power is the sum of the running jobs' estimates.
+CHECK_NONE = 0
+CHECK_MEAN = 1  # Σm + m_j ≤ cap
+CHECK_MAX = 2  # ΣM + M_j ≤ cap (also "naive", with M = 1860 W × nodes)
+CHECK_GAUSSIAN = 3  # Σm + m_j + k·sqrt(Σs² + s_j²) < cap (strict, as the paper)
+
+RESERVE_NODES = 0  # the priority job's reservation counts nodes only (faithful, [AMBIG-0.7])
+RESERVE_NODES_POWER = 1  # ... nodes and estimated power, with the cap in force at the shadow time
+
+SHADOW_NOW = 0  # a priority job blocked by power only: shadow = now, extra = free − size
+SHADOW_FIRST_END = 1  # ... shadow = the first expected end (easy.cpp)
+
+KNAPSACK_STOP = 0  # stop at the first job that does not fit (faithful)
+KNAPSACK_SKIP = 1  # skip it and go on (same cost, better packing)
+
+# Indices into the power configuration (int), power parameters (float) and running-sum arrays.
+PC_CHECK = 0
+PC_RESERVE = 1
+PC_SHADOW = 2
+PC_KNAPSACK = 3
+PF_K = 0
+PF_KNAPSACK_END = 1
+SUM_M = 0
+SUM_MAX = 1
+SUM_S2 = 2
+
+
+@njit(cache=True)
+def power_fits(check, k, cap, sm, smax, ss2, m, mx, sd):
+    """Whether a job with estimates (m, mx, sd) fits under ``cap`` next to running sums (sm, smax, ss2)."""
+    if check == CHECK_NONE or cap == math.inf:
+        return True
+    if check == CHECK_MEAN:
+        return sm + m <= cap
+    if check == CHECK_MAX:
+        return smax + mx <= cap
+    return sm + m + k * math.sqrt(ss2 + sd * sd) < cap
+
+
+@njit(cache=True)
+def cap_at(cap_t, cap_v, t):
+    """The cap in force at t (breakpoints ascending, the first at or before any simulated time)."""
+    i = upper_bound(cap_t, cap_t.shape[0], t)
+    return cap_v[i - 1] if i > 0 else math.inf
+
+
+@njit(cache=True)
+def _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, sc):
+    """Append overdue running jobs (re-dated to their walltime end) to the side list; return (first, sc).
+
+    ``first`` is the index of the first non-overdue entry of the sorted running list.
+    """
+    first = 0
+    while first < rc and run_end[first] <= now:
+        j = run_job[first]
+        side_end[sc] = job_start[j] + walltime[j]
+        side_job[sc] = j
+        sc += 1
+        first += 1
+    return first, sc
+
+
+@njit(cache=True)
+def _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b):
+    """Next (end, job) of the running list merged with the side list; returns (end, job, a, b)."""
+    if b >= sc or (a < rc and run_end[a] <= side_end[b]):
+        return run_end[a], run_job[a], a + 1, b
+    return side_end[b], side_job[b], a, b + 1
+
+
+@njit(cache=True)
+def _reservation(
+    now, pj, free, run_end, run_job, rc, first, side_end, side_job, sc, size, pcfg, k, sums,
+    est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
+):
+    """Shadow time and extra units for the priority job pj; fills ``shadow_sums`` with the estimated power
+    still running at the shadow time plus pj's (what backfilled jobs that outlast the shadow must fit next to).
+
+    ``nodes``: the earliest expected end at which pj's units are free (all jobs ending then count towards
+    ``extra``); when its units are free already (pj is blocked by power), the shadow is now (or, with
+    ``SHADOW_FIRST_END``, the first expected end). ``nodes+power``: the earliest instant — an expected end or a
+    cap change — at which both its units and its estimated power fit.
+    """
+    need = size[pj]
+    reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and pcfg[PC_CHECK] != CHECK_NONE
+    check = pcfg[PC_CHECK]
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
+    avail = free
+    shadow = math.inf
+    a = first
+    b = 0
+    c = upper_bound(cap_t, cap_t.shape[0], now)  # next cap change after now
+    if need <= avail and not reserve_power:
+        if pcfg[PC_SHADOW] == SHADOW_NOW or (a >= rc and b >= sc):
+            shadow = now
+        else:
+            shadow = run_end[a] if b >= sc or (a < rc and run_end[a] <= side_end[b]) else side_end[b]
+            # units freed at the first expected end count towards extra
+            # (written out, not a helper: a call here costs EASY-SJF ~70% on RICC, measured)
+            while a < rc or b < sc:
+                e, j, a2, b2 = _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b)
+                if e > shadow:
+                    break
+                a = a2
+                b = b2
+                avail += size[j]
+                sm -= est_m[j]
+                smax -= est_max[j]
+                ss2 -= est_s[j] * est_s[j]
+    elif reserve_power and need <= avail and power_fits(check, k, cap_at(cap_t, cap_v, now), sm, smax, ss2,
+                                                       est_m[pj], est_max[pj], est_s[pj]):
+        shadow = now
+    else:
+        while a < rc or b < sc or (reserve_power and c < cap_t.shape[0]):
+            # the next candidate instant: an expected end or (nodes+power) a cap change
+            e_end = math.inf
+            if a < rc or b < sc:
+                e_end = run_end[a] if b >= sc or (a < rc and run_end[a] <= side_end[b]) else side_end[b]
+            e_cap = cap_t[c] if reserve_power and c < cap_t.shape[0] else math.inf
+            e = min(e_end, e_cap)
+            if e == math.inf:
+                break
+            while a < rc or b < sc:
+                e2, j, a2, b2 = _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b)
+                if e2 > e:
+                    break
+                a = a2
+                b = b2
+                avail += size[j]
+                sm -= est_m[j]
+                smax -= est_max[j]
+                ss2 -= est_s[j] * est_s[j]
+            while reserve_power and c < cap_t.shape[0] and cap_t[c] <= e:
+                c += 1
+            if avail >= need and (not reserve_power or power_fits(
+                    check, k, cap_at(cap_t, cap_v, e), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])):
+                shadow = e
+                break
+    shadow_sums[SUM_M] = sm + est_m[pj]
+    shadow_sums[SUM_MAX] = smax + est_max[pj]
+    shadow_sums[SUM_S2] = ss2 + est_s[pj] * est_s[pj]
+    if shadow == math.inf:
+        return math.inf, 0
+    return shadow, avail - need
+
+
+@njit(cache=True)
+def _knapsack_pass(mode, now, queue, qlen, free, size, estimate, out, pcfg, k, sums, est_m, est_max, est_s,
+                   cap_t, cap_v, submit):
+    """Greedy knapsack (paper 000 Algorithm 2): profit v_j = wait (``KNAPSACK_WAIT``) or stretch
+    (wait + p̃)/p̃ (``KNAPSACK_STRETCH``, p̃ floored at 1 s), weight w_j = the estimate the check uses (m for
+    mean/gaussian, M for max/naive) floored at 1 W ([AMBIG-0.8]); jobs in descending v/w (ties: queue order)
+    start while they fit in units and power; at the first that does not, stop (or skip it, ``KNAPSACK_SKIP``).
+    No backfilling, no reservation."""
+    check = pcfg[PC_CHECK]
+    cap = cap_at(cap_t, cap_v, now)
+    ratio = np.empty(qlen)
+    for x in range(qlen):
+        j = queue[x]
+        wait = now - submit[j]
+        if mode == KNAPSACK_WAIT:
+            v = wait
+        else:
+            p = estimate[j] if estimate[j] > 1.0 else 1.0
+            v = (wait + p) / p
+        w = est_max[j] if check == CHECK_MAX else est_m[j]
+        if w < 1.0:
+            w = 1.0
+        ratio[x] = -v / w  # ascending sort of −v/w = descending v/w; stable: ties keep queue order
+    order = np.argsort(ratio, kind="mergesort")
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
+    ns = 0
+    for x in range(qlen):
+        j = queue[order[x]]
+        if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+            out[ns] = j
+            ns += 1
+            free -= size[j]
+            sm += est_m[j]
+            smax += est_max[j]
+            ss2 += est_s[j] * est_s[j]
+        elif pcfg[PC_KNAPSACK] == KNAPSACK_STOP:
+            break
+    return ns
+
+
+@njit(cache=True)
+def queue_pass(
+    backfill, now, queue, qlen, free, run_end, run_job, rc, job_start,
+    size, estimate, walltime, reservation, side_end, side_job, out,
+    pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums, submit,
+):
+    """One scheduling pass for ``none`` and ``easy`` backfilling and the greedy knapsacks, with the power check
+    of ``pcfg`` on every start (reference-spec §1.8); returns the number of jobs written to ``out``.
+
+    ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job.
+    """
+    k = pf[PF_K]
+    if backfill >= KNAPSACK_WAIT:
+        if now < pf[PF_KNAPSACK_END] and backfill in (KNAPSACK_WAIT, KNAPSACK_STRETCH):
+            return _knapsack_pass(backfill, now, queue, qlen, free, size, estimate, out, pcfg, k, sums,
+                                  est_m, est_max, est_s, cap_t, cap_v, submit)
+        backfill = BACKFILL_EASY  # outside the window: EASY+PC in FCFS order
+    check = pcfg[PC_CHECK]
+    cap = cap_at(cap_t, cap_v, now)
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
+    ns = 0
+    sc = 0
+    i = 0
+    while i < qlen:
+        j = queue[i]
+        if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+            out[ns] = j
+            ns += 1
+            free -= size[j]
+            sm += est_m[j]
+            smax += est_max[j]
+            ss2 += est_s[j] * est_s[j]
+            side_end[sc] = now + estimate[j]
+            side_job[sc] = j
+            sc += 1
+            i += 1
+        else:
+            break
+    if i >= qlen or backfill == BACKFILL_NONE:
+        return ns
+    pj = queue[i]
+    if free == 0 and not math.isnan(reservation[pj]):
+        return ns  # nothing can be backfilled and the priority job's first reservation is known
+    first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, sc)
+    insertion_sort_pairs(side_end, side_job, sc)
+    sums_now = np.empty(3)
+    sums_now[SUM_M] = sm
+    sums_now[SUM_MAX] = smax
+    sums_now[SUM_S2] = ss2
+    shadow, extra = _reservation(now, pj, free, run_end, run_job, rc, first, side_end, side_job, sc, size, pcfg,
+                                 k, sums_now, est_m, est_max, est_s, cap_t, cap_v, shadow_sums)
+    if math.isnan(reservation[pj]):
+        reservation[pj] = shadow
+    reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and check != CHECK_NONE
+    cap_sh = cap_at(cap_t, cap_v, shadow) if reserve_power and shadow < math.inf else math.inf
+    for x in range(i + 1, qlen):
+        if free == 0:
+            break
+        j = queue[x]
+        q = size[j]
+        if q > free:
+            continue
+        ends_in_time = now + estimate[j] <= shadow
+        if not ends_in_time and q > extra:
+            continue
+        if not power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+            continue
+        if not ends_in_time and reserve_power and not power_fits(
+                check, k, cap_sh, shadow_sums[SUM_M], shadow_sums[SUM_MAX], shadow_sums[SUM_S2],
+                est_m[j], est_max[j], est_s[j]):
+            continue
+        out[ns] = j
+        ns += 1
+        free -= q
+        sm += est_m[j]
+        smax += est_max[j]
+        ss2 += est_s[j] * est_s[j]
+        if not ends_in_time:
+            extra -= q
+            shadow_sums[SUM_M] += est_m[j]
+            shadow_sums[SUM_MAX] += est_max[j]
+            shadow_sums[SUM_S2] += est_s[j] * est_s[j]
+    return ns
+
+
+@njit(cache=True)
+def _rebase(pt, pa, pn, now):
+    """Drop the profile before ``now`` and merge breakpoints that no longer change the availability."""
+    k = 0
+    while k + 1 < pn and pt[k + 1] <= now:
+        k += 1
+    w = 0
+    for r in range(k, pn):
+        if w > 0 and pa[r] == pa[w - 1]:
+            continue
+        pt[w] = pt[r]
+        pa[w] = pa[r]
+        w += 1
+    pt[0] = now
+    return w
+
+
+@njit(cache=True)
+def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
+    """Reserve job j at its earliest fit; returns the new breakpoint count."""
+    k = earliest_fit(pt, pa, pn, size[j], estimate[j])
+    t = pt[k]
+    reservation[j] = t
+    if math.isnan(first_reservation[j]):
+        first_reservation[j] = t
+    return profile_add(pt, pa, pn, t, slot_end(t, estimate[j]), -size[j])
+
+
+@njit(cache=True)
+def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size, side_end, side_job, pt, pa):
+    """Availability profile of the running jobs alone (overdue ones re-dated to their walltime end)."""
+    first, sc = _collect_side(now, run_end, run_job, rc, job_start, walltime, side_end, side_job, 0)
+    insertion_sort_pairs(side_end, side_job, sc)
+    pt[0] = now
+    pa[0] = free
+    pn = 1
+    a = first
+    b = 0
+    while a < rc or b < sc:
+        e, j, a, b = _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b)
+        s = size[j]
+        if e == pt[pn - 1]:
+            pa[pn - 1] += s
+        else:
+            pt[pn] = e
+            pa[pn] = pa[pn - 1] + s
+            pn += 1
+    return pn
+
+
+@njit(cache=True)
+def _earlier_fit(pt, pa, pn, k0, need, dur, own_start, own_end):
+    """First breakpoint index k ≥ k0 with pt[k] < own_start at which ``need`` units stay free for ``dur``
+    seconds, counting the job's own slot [own_start, own_end) as vacated; -1 if there is none."""
+    k = k0
+    while k < pn and pt[k] < own_start:
+        s = pt[k]
+        if pa[k] < need:
+            k += 1
+            continue
+        m = k + 1
+        ok = True
+        while m < pn and pt[m] < s + dur:
+            a = pa[m]
+            if own_start <= pt[m] < own_end:
+                a += need
+            if a < need:
+                ok = False
+                break
+            m += 1
+        if ok:
+            return k
+        k = m + 1
+    return -1
+
+
+_CACHE = 8
+
+
+@njit(cache=True)
+def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
+    """Classic compression: each reservation, in start order, is removed and placed again at its earliest fit.
+
+    Equivalent to removing and re-inserting every job, but cheaper: a job whose earliest fit is not before its
+    current start stays where it is without touching the profile, and failed searches are remembered: when a
+    job of at least q units and d seconds found no start before time X, neither will any job needing at least
+    as much (until something moves, which may free room). Returns the new breakpoint count.
+    """
+    fail_q = np.empty(_CACHE, dtype=np.int64)
+    fail_d = np.empty(_CACHE, dtype=np.float64)
+    fail_x = np.empty(_CACHE, dtype=np.float64)
+    nf = 0
+    slot = 0
+    best = -1
+    kp = 0
+    for idx in range(rn):
+        s = res_t[idx]
+        j = res_j[idx]
+        while kp < pn and pt[kp] < s:
+            if pa[kp] > best:
+                best = pa[kp]
+            kp += 1
+        need = size[j]
+        if need > best:
+            continue
+        d = estimate[j]
+        own_end = slot_end(s, d)
+        # skip the candidate starts a remembered failure rules out
+        skip_to = pt[0]
+        for c in range(nf):
+            if need >= fail_q[c] and d >= fail_d[c] and fail_x[c] > skip_to:
+                skip_to = fail_x[c]
+        if skip_to >= s:
+            continue
+        k0 = lower_bound(pt, pn, skip_to) if skip_to > pt[0] else 0
+        k = _earlier_fit(pt, pa, pn, k0, need, d, s, own_end)
+        if k < 0:
+            fail_q[slot] = need
+            fail_d[slot] = d
+            fail_x[slot] = s
+            slot = (slot + 1) % _CACHE
+            if nf < _CACHE:
+                nf += 1
+            continue
+        t = pt[k]
+        pn = profile_add(pt, pa, pn, s, own_end, need)
+        pn = profile_add(pt, pa, pn, t, slot_end(t, d), -need)
+        nf = 0  # the move freed room at and after s: remembered failures no longer hold
+        reservation[j] = t
+        # move the entry from idx to its new sorted place before idx
+        p = idx
+        while p > 0 and (res_t[p - 1] > t or (res_t[p - 1] == t and res_j[p - 1] > j)):
+            res_t[p] = res_t[p - 1]
+            res_j[p] = res_j[p - 1]
+            p -= 1
+        res_t[p] = t
+        res_j[p] = j
+        kp = lower_bound(pt, pn, s)  # breakpoints may have been inserted before the walk position
+    return pn
+
+
+@njit(cache=True)
+def conservative_pass(
+    now, queue, qlen, free, run_end, run_job, rc, job_start, size, estimate, walltime,
+    reservation, first_reservation, side_end, side_job, out,
+    pt, pa, pol, res_t, res_j, fin, fc, assumed_end,
+):
+    """Conservative backfilling with a persistent availability profile (Mu'alem & Feitelson 2001).
+
+    * A new job is placed at its earliest fit in the profile of the running jobs (by expected end) and of every
+      reservation already made; simultaneous arrivals in queue order.
+    * When a job ends before the end the profile assumed for it (``fin`` lists the jobs ended since the last
+      pass; ``assumed_end`` holds those ends), its remaining slot is freed and the schedule is compressed:
+      reservations never move later.
+    * A running job that outlives its estimate (possible only with estimates below the walltime) is re-dated to
+      its walltime end and every reservation is re-made, in reservation order, from the running jobs.
+    * Jobs whose reservation is now start now.
+
+    ``pol`` holds (breakpoint count, reservation count) between passes.
+    """
+    pn = pol[0]
+    rn = pol[1]
+    overdue = rc > 0 and run_end[0] <= now
+    stale = rn > 0 and res_t[0] < now  # a due job could not start (its units held past their estimate)
+    if rn == 0 or overdue or stale:
+        pn = _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size,
+                                   side_end, side_job, pt, pa)
+        for a in range(rc):
+            j = run_job[a]
+            assumed_end[j] = run_end[a] if run_end[a] > now else job_start[j] + walltime[j]
+        old = rn
+        rn = 0
+        for idx in range(old):
+            j = res_j[idx]  # res list is read in order; entries before idx are already re-placed
+            side_end[idx] = res_t[idx]
+            side_job[idx] = j
+        for idx in range(old):
+            j = side_job[idx]
+            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
+            rn = insert_pair(res_t, res_j, rn, reservation[j], j)
+    else:
+        pn = _rebase(pt, pa, pn, now)
+        freed = False
+        for x in range(fc):
+            f = fin[x]
+            e = assumed_end[f]
+            if e > now:
+                pn = profile_add(pt, pa, pn, now, e, size[f])
+                freed = True
+        if freed:
+            pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation)
+    for i in range(qlen):
+        j = queue[i]
+        if math.isnan(reservation[j]):
+            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
+            rn = insert_pair(res_t, res_j, rn, reservation[j], j)
+    # Start the jobs reserved now: the profile guarantees they fit together. Then the jobs placed right after
+    # a zero-length slot at now (reserved at nextafter(now)) start now too, in reservation order, while units
+    # are left, their slots moving to now; the others start in the next pass at this instant, after the
+    # zero-length jobs complete.
+    due = np.nextafter(now, np.inf)
+    ns = 0
+    avail = free
+    for x in range(rn):
+        t = res_t[x]
+        if t > due:
+            break
+        j = res_j[x]
+        if size[j] > avail:
+            continue
+        if t != now:
+            pn = profile_add(pt, pa, pn, t, slot_end(t, estimate[j]), size[j])
+            pn = profile_add(pt, pa, pn, now, slot_end(now, estimate[j]), -size[j])
+            reservation[j] = now
+        out[ns] = j
+        ns += 1
+        avail -= size[j]
+        assumed_end[j] = slot_end(now, estimate[j])
+        res_t[x] = -math.inf  # started: dropped below
+    if ns > 0:
+        w = 0
+        for x in range(rn):
+            if res_t[x] != -math.inf:
+                res_t[w] = res_t[x]
+                res_j[w] = res_j[x]
+                w += 1
+        rn = w
+    pol[0] = pn
+    pol[1] = rn
+    return ns

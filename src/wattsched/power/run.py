@@ -1,0 +1,183 @@
+"""Power for a run: estimates from a power source, the policy's check and cap, the actual power timeline and
+the power metrics against an uncapped EASY baseline (paper 000's protocol, reference-spec §1.3 and §1.9)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from wattsched.engine.simulate import SimulationError, simulate
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.metrics import power_summary
+from wattsched.power.platform import Platform, PowerCapSchedule, job_dynamic_estimates, naive_estimates
+from wattsched.power.timeline import power_timeline
+
+POWER_SOURCES = ("real", "predicted", "naive")
+#: Per-node summaries each source reads (W): measured ones, or a predictor's.
+SOURCE_COLUMNS = {
+    "real": ("power_mean", "power_max", "power_std"),
+    "predicted": ("pred_power_mean", "pred_power_max", "pred_power_std"),
+}
+ESTIMATE_COLUMNS = ("est_dyn_mean", "est_dyn_max", "est_dyn_std")
+
+
+@dataclass(frozen=True)
+class PowerSetup:
+    """What a power-aware run needs. ``window_end`` is where the P0 metrics' window ends (default: the cap's
+    first change, else the run's end). The ``naive`` check always uses the naive source."""
+
+    platform: Platform
+    check: PowerCheck
+    source: str = "real"
+    cap: PowerCapSchedule | None = None
+    window_end: float | None = None
+    sample_period: float = 20.0
+    subtract_idle: bool = True  # [AMBIG-0.3]: dynamic estimates nodes·(x̂ − idle); False = the paper's literal nodes·x̂
+    sigma_scaling: str = "nodes"  # σ_job = nodes·σ_node (correlated nodes); "sqrt" = √nodes·σ_node (independent)
+
+    def __post_init__(self) -> None:
+        if self.source not in POWER_SOURCES:
+            raise ValueError(f"unknown power source {self.source!r}; choose one of {', '.join(POWER_SOURCES)}")
+        if self.check.name == "naive":
+            # paper 000's naive estimator is a source (1860 W per node) checked like max
+            object.__setattr__(self, "source", "naive")
+
+
+def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
+    """Add the job-level dynamic estimate columns (W) the policy's power check reads.
+
+    ``real``/``predicted``: nodes × (per-node value − idle) and nodes × σ ([AMBIG-0.3]); ``naive``: 1860 W ×
+    nodes. A job that never ran (runtime 0) and has no measured power is estimated at 0 W.
+    """
+    size = jobs["size"].to_numpy()
+    if setup.source == "naive":
+        m, mx, s = naive_estimates(size)
+    else:
+        columns = SOURCE_COLUMNS[setup.source]
+        missing = [c for c in columns if c not in jobs.columns]
+        if missing:
+            hint = " (the per-node estimates a power predictor writes)" if setup.source == "predicted" else ""
+            raise SimulationError(f"--power-source {setup.source} needs per-node columns {missing}{hint}")
+        values = []
+        for c in columns:
+            v = jobs[c].cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
+            unknown = ~np.isfinite(v)
+            never_ran = jobs["runtime"].to_numpy() == 0
+            if (unknown & ~never_ran).any():
+                job = jobs["job_id"][int(np.flatnonzero(unknown & ~never_ran)[0])]
+                raise SimulationError(f"column {c!r} has no value for job {job}, which runs; cannot estimate its power")
+            v[unknown] = setup.platform.idle_watts if c != columns[2] else 0.0
+            values.append(v)
+        m, mx, s = job_dynamic_estimates(
+            size,
+            *values,
+            setup.platform.idle_watts,
+            subtract_idle=setup.subtract_idle,
+            sigma_scaling=setup.sigma_scaling,
+        )
+    return jobs.with_columns(
+        pl.Series(ESTIMATE_COLUMNS[0], m), pl.Series(ESTIMATE_COLUMNS[1], mx), pl.Series(ESTIMATE_COLUMNS[2], s)
+    )
+
+
+def never_fit(jobs: pl.DataFrame, setup: PowerSetup) -> np.ndarray:
+    """Jobs whose estimate alone fails the check under the highest cap of the schedule: they could never start,
+    so a power-aware run rejects them at submission (as Batsim's easy.cpp rejects jobs larger than the
+    machine) instead of waiting for ever. Needs the estimate columns (``with_estimates``)."""
+    if setup.cap is None or setup.check.check == "none":
+        return np.zeros(jobs.height, dtype=bool)
+    caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
+    top = max(caps)
+    m, mx, s = (jobs[c].to_numpy() for c in ESTIMATE_COLUMNS)
+    if setup.check.check == "mean":
+        return m > top
+    if setup.check.check == "max":
+        return mx > top
+    return m + setup.check.k * s >= top
+
+
+def reject_never_fitting(
+    jobs: pl.DataFrame, rejects: pl.DataFrame, setup: PowerSetup, source: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Move the jobs that could never start under ``setup`` from the job table to the rejects, with why."""
+    bad = never_fit(jobs, setup)
+    if not bad.any():
+        return jobs, rejects
+    caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
+    gone = jobs.filter(pl.Series(bad))
+    rows = pl.DataFrame(
+        {
+            "source": [source] * gone.height,
+            "line": pl.Series([None] * gone.height, dtype=pl.Int64),
+            "job_id": gone["job_id"],
+            "field": ["power"] * gone.height,
+            "reason": [
+                f"its estimated power alone fails the {setup.check.name} check under the highest cap "
+                f"({max(caps):,.0f} W): it could never start"
+            ]
+            * gone.height,
+            "raw": [
+                f"nodes={q} est_dyn_mean={m:.0f}W est_dyn_max={x:.0f}W est_dyn_std={d:.0f}W"
+                for q, m, x, d in gone.select("size", *ESTIMATE_COLUMNS).iter_rows()
+            ],
+        },
+        schema=rejects.schema,
+    )
+    return jobs.filter(pl.Series(~bad)), pl.concat([rejects, rows])
+
+
+def profiles_of(jobs: pl.DataFrame) -> pl.DataFrame:
+    """Each job's power profile: the ``power_profile`` list column, else a flat profile at nodes × power_mean
+    (held for the whole run), so that tables with summaries only still get a timeline."""
+    if "power_profile" in jobs.columns:
+        return jobs.select("job_id", "power_profile")
+    if "power_mean" not in jobs.columns:
+        raise SimulationError("the power timeline needs a power_profile column or per-node power_mean")
+    flat = (pl.col("power_mean").fill_null(0.0) * pl.col("size")).cast(pl.Float32)
+    return jobs.select("job_id", pl.concat_list(flat).alias("power_profile"))
+
+
+def window_end_of(setup: PowerSetup, schedule: pl.DataFrame) -> float:
+    if setup.window_end is not None:
+        return float(setup.window_end)
+    changes = setup.cap.change_times() if setup.cap is not None else ()
+    return float(changes[0]) if changes else float(schedule["end_time"].max())
+
+
+def power_outputs(
+    jobs: pl.DataFrame, schedule: pl.DataFrame, setup: PowerSetup, machine_size: int, *, baseline: bool = True
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The actual power timeline and the power summary (with turnaround changes against uncapped EASY)."""
+    if setup.platform.nodes != machine_size:
+        raise SimulationError(
+            f"platform {setup.platform.name!r} has {setup.platform.nodes} nodes but the machine has {machine_size}"
+        )
+    profiles = profiles_of(jobs)
+    timeline = power_timeline(schedule, profiles, setup.platform, setup.cap, period=setup.sample_period)
+    prestarted, pre_timeline = None, None
+    if "prestarted" in jobs.columns and jobs["prestarted"].any():
+        flags = schedule.select("job_id").join(
+            jobs.select("job_id", "prestarted"), on="job_id", how="left", maintain_order="left"
+        )["prestarted"]
+        prestarted = flags.fill_null(False).to_numpy().astype(bool)
+        pre_timeline = power_timeline(
+            schedule.filter(pl.Series(prestarted)), profiles, setup.platform, setup.cap, period=setup.sample_period
+        )
+    reference = simulate(jobs, "easy", machine_size).schedule if baseline else None
+    summary = power_summary(
+        timeline, schedule, window_end_of(setup, schedule), reference, prestate=pre_timeline, prestarted=prestarted
+    )
+    summary.update(
+        {
+            "power_check": setup.check.name,
+            "power_source": setup.source,
+            "k": setup.check.k,
+            "reservation": setup.check.reservation,
+            "platform": setup.platform.name,
+            "baseline": "easy without a power cap" if baseline else None,
+        }
+    )
+    return timeline, summary

@@ -1,0 +1,443 @@
+"""Paper 001's experiment as a campaign: dispatchers × runtime estimates over workload instances on a
+multi-resource machine (reference spec §2.4).
+
+```toml
+kind = "dispatch"
+name = "p1"
+instances = ["../shared/data/eurora/historical_traces"]   # files or directories of Eurora instances
+dispatchers = ["sjf", "ljf", "ebf", "prb", "cph"]
+estimates = ["walltime", "rules", "real"]
+[cph]
+time_limit_s = 1.0            # or deterministic_time = 0.5 for reproducible runs
+```
+
+Each run simulates one instance with one dispatcher and one estimate: ``walltime``; ``rules`` (the data-driven
+rule cascade, online in the simulation: predicted at submission from the jobs completed so far); ``real`` (the
+true durations: an explicit oracle baseline). ``history`` (files or folders of instances) warm-starts ``rules``
+with their jobs that ended before the instance's first submission, as one continuous simulation of the trace
+would (:class:`WarmStart`). A run writes its jobs (with slowdown and class), its queue timeline
+and last, atomically, its summary JSON, which marks it done: an interrupted campaign resumes where it stopped, on
+local processes or a Dask cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field, field_validator
+
+from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write, done_ids
+from wattsched.campaign.spec import CampaignError, StrictModel, run_id, validate_spec
+from wattsched.core.executors import check_executor, map_tasks
+from wattsched.studies.multires.dispatchers import DISPATCHERS
+from wattsched.studies.multires.metrics import (
+    CLASSES,
+    add_slowdown,
+    moved_jobs,
+    queue_mean,
+    queue_seconds,
+    weighted_quantiles,
+)
+
+ESTIMATES = ("walltime", "rules", "real")
+MANIFEST = "manifest.json"
+
+
+class CPHSpec(StrictModel):
+    max_jobs: int = Field(default=100, ge=1)
+    time_limit_s: float = Field(default=1.0, gt=0)
+    max_time_s: float = Field(default=150.0, gt=0)
+    deterministic_time: float | None = Field(default=None, gt=0)
+    weights: Literal["head", "2017"] = "head"
+
+
+class DispatchSpec(StrictModel):
+    """A dispatch experiment; see the module docstring."""
+
+    kind: Literal["dispatch"]
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    instances: list[str] = Field(min_length=1)
+    platform: Literal["eurora"] = "eurora"
+    config_dir: str | None = None
+    nodes: int = 64
+    ewt: Literal["constant", "queues-file"] = "constant"
+    default_ewt: float = Field(default=1800.0, gt=0)
+    dispatchers: list[str] = Field(default_factory=lambda: ["sjf", "ljf", "ebf", "prb", "cph"], min_length=1)
+    estimates: list[Literal["walltime", "rules", "real"]] = Field(default_factory=lambda: list(ESTIMATES), min_length=1)
+    allocator: Literal["first-fit", "consolidate"] | None = None
+    normalise: bool = False
+    slowdown_floor: float = Field(default=1.0, gt=0)
+    history: list[str] = Field(default_factory=list)
+    cph: CPHSpec = CPHSpec()
+
+    @field_validator("dispatchers")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        bad = [d for d in v if d not in DISPATCHERS]
+        if bad:
+            raise ValueError(f"unknown dispatcher(s) {bad}; choose from {', '.join(DISPATCHERS)}")
+        return v
+
+
+def is_dispatch_data(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("kind") == "dispatch"
+
+
+def parse_dispatch_spec(data: Any, source: str = "campaign") -> DispatchSpec:
+    return validate_spec(DispatchSpec, data, source)
+
+
+def instance_files(spec: DispatchSpec, base: Path | None = None) -> list[Path]:
+    """The instance files, sorted: files as given, directories searched for ``*.log_crypt`` recursively."""
+    files: list[Path] = []
+    for entry in spec.instances:
+        path = Path(entry) if base is None or Path(entry).is_absolute() else base / entry
+        if path.is_dir():
+            found = sorted(path.rglob("*.log_crypt"))
+            if not found:
+                raise CampaignError(f"{path}: no instance files (*.log_crypt) in this directory")
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            raise CampaignError(f"{path}: instance file or directory does not exist")
+    return files
+
+
+def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str, Any]]:
+    runs = []
+    for f in files:
+        for d in spec.dispatchers:
+            for e in spec.estimates:
+                params = {"instance": str(f.resolve()), "dispatcher": d, "estimate": e}
+                runs.append(
+                    {
+                        "id": run_id({**params, "spec": spec.model_dump(exclude={"instances", "name"})}),
+                        "instance_name": f.stem,
+                        **params,
+                    }
+                )
+    return runs
+
+
+def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
+    """One run: simulate, write jobs, timeline and (last) the summary; returns the summary."""
+    from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.studies.multires.cph import CPHOptions
+    from wattsched.studies.multires.dispatchers import make_dispatcher
+    from wattsched.studies.multires.engine import simulate_multires
+    from wattsched.studies.multires.eurora import eurora_pool
+    from wattsched.workload.eurora import read_eurora
+
+    spec = DispatchSpec.model_validate(spec_data)
+    t0 = time.perf_counter()
+    jobs, rejects, _ = read_eurora(run["instance"])
+    pool = eurora_pool(spec.config_dir, nodes=spec.nodes, ewt=spec.ewt, default_ewt=spec.default_ewt)
+    cph = spec.cph
+    options = CPHOptions(
+        max_jobs=cph.max_jobs,
+        weights=cph.weights,
+        time_limit_s=cph.time_limit_s,
+        max_time_s=cph.max_time_s,
+        deterministic_time=cph.deterministic_time,
+    )
+    dispatcher = make_dispatcher(
+        run["dispatcher"], allocator=spec.allocator, normalise=spec.normalise, cph_options=options
+    )
+    estimate: Any = {"walltime": "walltime", "real": "runtime"}.get(run["estimate"])
+    if estimate is None:
+        estimate = make_runtime_predictor("rules")
+        if spec.history:
+            estimate = WarmStart(estimate, _history(tuple(spec.history)))
+    result = simulate_multires(jobs, pool, dispatcher, estimate=estimate, default_ewt=spec.default_ewt)
+    out = Path(out_dir) / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    tag = {"instance": run["instance_name"], "dispatcher": run["dispatcher"], "estimate": run["estimate"]}
+    done = add_slowdown(result.jobs, floor=spec.slowdown_floor).with_columns(
+        *(pl.lit(v).alias(k) for k, v in tag.items())
+    )
+    _atomic_parquet(done, out / f"{run['id']}.jobs.parquet")
+    _atomic_parquet(result.timeline, out / f"{run['id']}.timeline.parquet")
+    sd = done["slowdown"]
+    summary = {
+        "id": run["id"],
+        **tag,
+        "jobs": done.height,
+        "input_rejects": rejects.height,
+        "sim_rejects": result.rejects.height,
+        "mean_slowdown": float(sd.mean()) if done.height else None,
+        "median_slowdown": float(sd.median()) if done.height else None,
+        "mean_wait": float(done["wait"].mean()) if done.height else None,
+        "killed": int(done["killed"].sum()),
+        **{f"mean_slowdown_{c}": _mean(done.filter(pl.col("job_class") == c)["slowdown"]) for c in CLASSES},
+        **{k: v for k, v in result.stats.items() if k not in ("dispatcher", "jobs")},
+        "run_s": time.perf_counter() - t0,
+        "worker": os.getpid(),
+    }
+    _atomic_write(out / f"{run['id']}.json", json.dumps(summary, indent=1))
+    return summary
+
+
+class WarmStart:
+    """An online predictor that starts from a history instead of nothing: the jobs of ``history`` that ended
+    (their real end time) before the simulated instance's first submission, observed in end order before the
+    simulation starts. One continuous simulation of the trace, as the paper ran, gives its predictor this
+    knowledge; an instance simulated on its own would otherwise start every user's history empty. Nothing of the
+    instance itself is known ahead: its jobs are still learnt from their simulated completions only."""
+
+    def __init__(self, inner: Any, history: pl.DataFrame) -> None:
+        self.inner = inner
+        self.history = history
+        self.name = inner.name
+        self.outputs = inner.outputs
+        self.offset = 0
+
+    def bind(self, jobs: pl.DataFrame) -> None:
+        first = float(jobs["submit_time"].min()) if jobs.height else 0.0
+        h = self.history.filter((pl.col("trace_end_time") < first) & ~pl.col("job_id").is_in(jobs["job_id"].implode()))
+        h = h.sort("trace_end_time", "job_id")
+        cols = [c for c in jobs.columns if c in h.columns]
+        self.offset = h.height
+        self.inner.bind(pl.concat([h.select(cols), jobs.select(cols)], how="vertical_relaxed"))
+        if h.height:
+            self.inner.observe(np.arange(h.height, dtype=np.int64), h["trace_end_time"].cast(pl.Float64).to_numpy())
+
+    def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
+        self.inner.observe(np.asarray(rows, dtype=np.int64) + self.offset, end_times)
+
+    def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
+        return self.inner.predict(np.asarray(rows, dtype=np.int64) + self.offset, now)
+
+
+@lru_cache(maxsize=2)
+def _history(paths: tuple[str, ...]) -> pl.DataFrame:
+    """The distinct jobs of the history instances (read once per worker process)."""
+    from wattsched.workload.eurora import read_eurora
+
+    jobs, _, _ = read_eurora(list(paths))
+    return jobs
+
+
+def _mean(s: pl.Series) -> float | None:
+    return float(s.mean()) if s.len() else None
+
+
+def run_dispatch(
+    spec: DispatchSpec,
+    out: str | Path,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    limit: int | None = None,
+    base: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> CampaignRun:
+    """Run every run of ``spec`` not done yet in ``out`` (resumable). ``base`` resolves relative instance paths
+    (the spec file's directory)."""
+    check_executor(executor, CampaignError)
+    out = Path(out)
+    t0 = time.perf_counter()
+    runs = expand_dispatch_runs(spec, instance_files(spec, base))
+    manifest = {"kind": "dispatch", "name": spec.name, "spec": spec.model_dump(), "runs": runs}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / MANIFEST
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("kind") != "dispatch" or old.get("spec") != manifest["spec"]:
+            raise CampaignError(f"{out}: holds another campaign; use a new directory")
+    else:
+        _atomic_write(path, json.dumps(manifest, indent=1))
+    done = done_ids(out)
+    todo = [r for r in runs if r["id"] not in done]
+    if limit is not None:
+        todo = todo[:limit]
+    workers = workers or max(1, os.cpu_count() or 1)
+    log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
+    out_dir = str(out.resolve())
+    fn = partial(execute_dispatch_run, out_dir=out_dir, spec_data=spec.model_dump())
+    finished = len(done)
+    for _ in map_tasks(
+        fn,
+        todo,
+        executor=executor,
+        workers=workers,
+        address=address,
+        ordered=False,
+        keys=[f"dispatch-{r['id']}" for r in todo],
+    ):
+        finished += 1
+        if progress is not None:
+            progress(finished, len(runs))
+    return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
+
+
+def is_dispatch_dir(out: str | Path) -> bool:
+    path = Path(out) / MANIFEST
+    return path.exists() and json.loads(path.read_text()).get("kind") == "dispatch"
+
+
+def load_dispatch_results(out: str | Path) -> pl.DataFrame:
+    """One row per finished run (its summary)."""
+    results = Path(out) / "results"
+    rows = [json.loads(p.read_text()) for p in sorted(results.glob("*.json"))] if results.exists() else []
+    if not rows:
+        raise CampaignError(f"{out}: no finished runs")
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def dispatch_status(out: str | Path) -> dict[str, Any]:
+    manifest = json.loads((Path(out) / MANIFEST).read_text())
+    done = done_ids(Path(out))
+    runs = pl.DataFrame(manifest["runs"]).with_columns(pl.col("id").is_in(list(done)).alias("done"))
+    per = (
+        runs.group_by("dispatcher", "estimate")
+        .agg(pl.col("done").sum(), pl.len().alias("runs"))
+        .sort("dispatcher", "estimate")
+    )
+    return {"name": manifest["name"], "runs": runs.height, "done": len(done & set(runs["id"])), "per_combination": per}
+
+
+def load_dispatch_jobs(out: str | Path) -> pl.DataFrame:
+    files = sorted((Path(out) / "results").glob("*.jobs.parquet"))
+    if not files:
+        raise CampaignError(f"{out}: no finished runs")
+    return pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
+
+
+def instance_queues(out: str | Path) -> Iterator[tuple[str, dict[tuple[str, str], np.ndarray]]]:
+    """Per instance: seconds at each queue length per (dispatcher, estimate), the seconds where every combination's
+    queue is empty left out (see :mod:`wattsched.studies.multires.metrics`)."""
+    results = load_dispatch_results(out)
+    for (instance,), group in results.group_by(["instance"], maintain_order=True):
+        timelines = {
+            (r["dispatcher"], r["estimate"]): pl.read_parquet(Path(out) / "results" / f"{r['id']}.timeline.parquet")
+            for r in group.iter_rows(named=True)
+        }
+        yield str(instance), queue_seconds(timelines)
+
+
+def queue_distributions(out: str | Path) -> dict[tuple[str, str], np.ndarray]:
+    """Seconds at each queue length per (dispatcher, estimate), summed over instances (:func:`instance_queues`)."""
+    totals: dict[tuple[str, str], np.ndarray] = {}
+    for _, hists in instance_queues(out):
+        for key, hist in hists.items():
+            prev = totals.get(key, np.zeros(0))
+            size = max(prev.size, hist.size)
+            totals[key] = np.pad(prev, (0, size - prev.size)) + np.pad(hist, (0, size - hist.size))
+    return totals
+
+
+def instance_metrics(out: str | Path) -> pl.DataFrame:
+    """One row per run, the paper's metrics per instance: ``moved`` (the instance's jobs that waited in at least one
+    combination; the others are removed, as the paper does), ``slowdown`` (mean over the moved jobs; null when
+    the instance has none) and ``slowdown_<class>`` (mean over the moved jobs of the class), ``queue`` (mean queue
+    length over the instance's seconds where some combination has a queue; ``queue_s`` those seconds), with the
+    run's summary columns (``jobs``, ``run_s``, CPH's CP cost)."""
+    results = load_dispatch_results(out)
+    jobs = load_dispatch_jobs(out)
+    moved = moved_jobs(jobs)
+    combo = ["instance", "dispatcher", "estimate"]
+    per = moved.group_by(combo).agg(
+        pl.len().alias("moved"),
+        pl.col("slowdown").mean().alias("slowdown"),
+        *(pl.col("slowdown").filter(pl.col("job_class") == c).mean().alias(f"slowdown_{c}") for c in CLASSES),
+        *(pl.col("slowdown").filter(pl.col("job_class") == c).len().alias(f"moved_{c}") for c in CLASSES),
+    )
+    rows = []
+    for instance, hists in instance_queues(out):
+        for (d, e), hist in hists.items():
+            rows.append(
+                {
+                    "instance": instance,
+                    "dispatcher": d,
+                    "estimate": e,
+                    "queue": queue_mean(hist),
+                    "queue_s": float(hist.sum()),
+                }
+            )
+    queues = pl.DataFrame(
+        rows,
+        schema={
+            "instance": pl.Utf8,
+            "dispatcher": pl.Utf8,
+            "estimate": pl.Utf8,
+            "queue": pl.Float64,
+            "queue_s": pl.Float64,
+        },
+    )
+    keep = [
+        c
+        for c in ("id", *combo, "jobs", "mean_wait", "run_s", "cp_passes", "cp_solved", "cp_total_s", "cp_max_s")
+        if c in results.columns
+    ]
+    return (
+        results.select(keep)
+        .join(per, on=combo, how="left")
+        .join(queues, on=combo, how="left")
+        .with_columns(pl.col("moved", *(f"moved_{c}" for c in CLASSES)).fill_null(0))
+    )
+
+
+def dispatch_summary(out: str | Path) -> pl.DataFrame:
+    """Per (dispatcher, estimate): jobs, slowdown (mean, median, per class) and queue length per second (mean,
+    median, 95th percentile); for CPH, the CP stage's cost per pass (mean over every pass, and the maximum), the
+    passes and how many of them called the solver; ``run_s``, the runs' summed wall time."""
+    jobs = load_dispatch_jobs(out)
+    per = jobs.group_by("dispatcher", "estimate").agg(
+        pl.len().alias("jobs"),
+        pl.col("slowdown").mean().alias("mean_slowdown"),
+        pl.col("slowdown").median().alias("median_slowdown"),
+        *(pl.col("slowdown").filter(pl.col("job_class") == c).mean().alias(f"mean_slowdown_{c}") for c in CLASSES),
+        pl.col("wait").mean().alias("mean_wait_s"),
+    )
+    queues = queue_distributions(out)
+    rows = []
+    for (d, e), hist in queues.items():
+        total = hist.sum()
+        mean = float((np.arange(hist.size) * hist).sum() / total) if total > 0 else 0.0
+        q = weighted_quantiles(hist, (0.5, 0.95))
+        rows.append({"dispatcher": d, "estimate": e, "mean_queue": mean, "median_queue": q[0], "p95_queue": q[1]})
+    queue_frame = pl.DataFrame(
+        rows,
+        schema={
+            "dispatcher": pl.Utf8,
+            "estimate": pl.Utf8,
+            "mean_queue": pl.Float64,
+            "median_queue": pl.Float64,
+            "p95_queue": pl.Float64,
+        },
+    )
+    results = load_dispatch_results(out)
+    has_cp = "cp_total_s" in results.columns
+    cost = results.group_by("dispatcher", "estimate").agg(
+        *(
+            [
+                (pl.col("cp_total_s").sum() / pl.col("cp_passes").sum()).alias("cp_mean_s"),
+                pl.col("cp_max_s").max(),
+                pl.col("cp_passes").sum(),
+                pl.col("cp_solved").sum(),
+            ]
+            if has_cp
+            else []
+        ),
+        pl.col("run_s").sum().alias("run_s"),
+    )
+    order = {d: i for i, d in enumerate(DISPATCHERS)}
+    return (
+        per.join(queue_frame, on=["dispatcher", "estimate"], how="left")
+        .join(cost, on=["dispatcher", "estimate"], how="left")
+        .sort(
+            pl.col("dispatcher").replace_strict(order, return_dtype=pl.Int64),
+            pl.col("estimate").replace_strict({e: i for i, e in enumerate(ESTIMATES)}, return_dtype=pl.Int64),
+        )
+    )
