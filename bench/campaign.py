@@ -34,15 +34,27 @@ def main() -> None:
     from wattsched.campaign.runner import load_results, prepare, run_campaign
     from wattsched.campaign.spec import parse_spec
 
-    spec = parse_spec({
-        "name": "paper000",
-        "platform": "marconi100",
-        "workloads": [{"name": "m100", "generate": {"model": "m100", "jobs": args.jobs, "seed": 0},
-                       "windows": {"count": args.windows, "hours": 24, "seed": 0, "prestate": True}}],
-        "grid": {"policies": ["easy-pc"], "checks": ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"],
-                 "sources": ["real", "predicted"], "caps": [0.4, 0.5, 0.6, 0.7], "power_window": 10_800},
-        "prediction": {"method": "history"},
-    })
+    spec = parse_spec(
+        {
+            "name": "paper000",
+            "platform": "marconi100",
+            "workloads": [
+                {
+                    "name": "m100",
+                    "generate": {"model": "m100", "jobs": args.jobs, "seed": 0},
+                    "windows": {"count": args.windows, "hours": 24, "seed": 0, "prestate": True},
+                }
+            ],
+            "grid": {
+                "policies": ["easy-pc"],
+                "checks": ["naive", "mean", "max", "gaussian68", "gaussian95", "gaussian99"],
+                "sources": ["real", "predicted"],
+                "caps": [0.4, 0.5, 0.6, 0.7],
+                "power_window": 10_800,
+            },
+            "prediction": {"method": "history"},
+        }
+    )
     out = REPO / "bench" / "results" / "campaign-run"
     shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
@@ -57,17 +69,24 @@ def main() -> None:
     jobs = results["jobs"].to_numpy()
     runs = results.filter(pl.col("kind") == "run")
     figures = {
-        "runs": run.total, "workers": args.workers, "executor": args.executor, "trace_jobs": args.jobs,
-        "prepare_s": t_prepare, "runs_s": t_runs, "total_s": t_prepare + t_runs,
-        "per_run_s": {q: float(np.percentile(cost, p)) for q, p in
-                      (("p10", 10), ("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))}
+        "runs": run.total,
+        "workers": args.workers,
+        "executor": args.executor,
+        "trace_jobs": args.jobs,
+        "prepare_s": t_prepare,
+        "runs_s": t_runs,
+        "total_s": t_prepare + t_runs,
+        "per_run_s": {
+            q: float(np.percentile(cost, p))
+            for q, p in (("p10", 10), ("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))
+        }
         | {"mean": float(cost.mean())},
         "simulation_share_of_run": float(sim.sum() / cost.sum()),
         "jobs_per_window": {"min": int(jobs.min()), "median": float(np.median(jobs)), "max": int(jobs.max())},
         "prestarted_per_window_median": float(results["prestarted"].median()),
         "median_power_utilisation_by_cap": {
-            str(c): float(v) for c, v in runs.group_by("cap").agg(pl.col("p_power_utilisation").median())
-            .sort("cap").iter_rows()
+            str(c): float(v)
+            for c, v in runs.group_by("cap").agg(pl.col("p_power_utilisation").median()).sort("cap").iter_rows()
         },
         "windows": len(manifest["windows"]["m100"]),
     }

@@ -40,17 +40,48 @@ def main() -> None:
     if args.regenerate or not stamp.exists() or json.loads(stamp.read_text()) != wanted:
         shutil.rmtree(data, ignore_errors=True)
         t = time.perf_counter()
-        subprocess.run([cli, "generate", "telemetry", "--output", str(data), "--jobs", str(args.jobs), "--days",
-                        str(args.days), "--outages", "20", "--median-minutes", str(args.median_minutes)], check=True)
+        subprocess.run(
+            [
+                cli,
+                "generate",
+                "telemetry",
+                "--output",
+                str(data),
+                "--jobs",
+                str(args.jobs),
+                "--days",
+                str(args.days),
+                "--outages",
+                "20",
+                "--median-minutes",
+                str(args.median_minutes),
+            ],
+            check=True,
+        )
         t_generate = time.perf_counter() - t
         stamp.write_text(json.dumps(wanted))
     files = sorted((data / "telemetry").rglob("*.parquet"))
     on_disk = sum(f.stat().st_size for f in files)
     out = data / "dataset.parquet"
     t = time.perf_counter()
-    subprocess.run([cli, "dataset", "build", "--jobs", str(data / "jobs.parquet"), "--telemetry",
-                    str(data / "telemetry"), "--output", str(out), "--memory-gb", str(args.memory_gb), "--workers",
-                    str(args.workers)], check=True)
+    subprocess.run(
+        [
+            cli,
+            "dataset",
+            "build",
+            "--jobs",
+            str(data / "jobs.parquet"),
+            "--telemetry",
+            str(data / "telemetry"),
+            "--output",
+            str(out),
+            "--memory-gb",
+            str(args.memory_gb),
+            "--workers",
+            str(args.workers),
+        ],
+        check=True,
+    )
     t_build = time.perf_counter() - t
     peak_gb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # KiB → GiB; the largest child
     import polars as pl
@@ -59,10 +90,17 @@ def main() -> None:
     rejects = pl.read_parquet(out.with_name("dataset.rejects.parquet"))
     samples = dataset.select(pl.col("power_consumption").list.len().sum()).collect().item()
     figures = {
-        "days": args.days, "jobs": args.jobs, "telemetry_files": len(files), "telemetry_gb_on_disk": on_disk / 2**30,
-        "generate_s": t_generate, "build_s": t_build, "peak_rss_gb": peak_gb, "memory_gb_option": args.memory_gb,
+        "days": args.days,
+        "jobs": args.jobs,
+        "telemetry_files": len(files),
+        "telemetry_gb_on_disk": on_disk / 2**30,
+        "generate_s": t_generate,
+        "build_s": t_build,
+        "peak_rss_gb": peak_gb,
+        "memory_gb_option": args.memory_gb,
         "workers": args.workers,
-        "dataset_jobs": dataset.select(pl.len()).collect().item(), "dataset_samples": samples,
+        "dataset_jobs": dataset.select(pl.len()).collect().item(),
+        "dataset_samples": samples,
         "rejects": dict(rejects.group_by("stage").len().iter_rows()),
     }
     print(json.dumps(figures, indent=2))

@@ -48,10 +48,14 @@ def main() -> None:
         print(summary)
     cph_runs = results.filter(pl.col("dispatcher") == "cph")
     figures = {
-        "runs": run.total, "executed": run.executed, "workers": args.workers, "wall_s": wall,
+        "runs": run.total,
+        "executed": run.executed,
+        "workers": args.workers,
+        "wall_s": wall,
         "cph": cph or {"time_limit_s": 1.0},
         "run_s_by_dispatcher": dict(results.group_by("dispatcher").agg(pl.col("run_s").sum()).iter_rows()),
-        "cph_passes": int(cph_runs["cp_passes"].sum()), "cph_solver_calls": int(cph_runs["cp_solved"].sum()),
+        "cph_passes": int(cph_runs["cp_passes"].sum()),
+        "cph_solver_calls": int(cph_runs["cp_solved"].sum()),
         "cph_mean_s_per_pass": float(cph_runs["cp_total_s"].sum() / cph_runs["cp_passes"].sum()),
         "cph_max_s_per_pass": float(cph_runs["cp_max_s"].max()),
         "summary": summary.to_dicts(),

@@ -34,12 +34,28 @@ def main() -> None:
     results = load_eamc_results(out)
     summary = pl.read_csv(out / "report" / "summary.csv")
     with pl.Config(tbl_rows=40, tbl_cols=20, tbl_width_chars=220):
-        print(summary.select("mix", "t_weight", "policy", (pl.col("makespan") / 86400).alias("makespan_d"),
-                             (pl.col("mean_response") / 3600).alias("response_h"),
-                             (pl.col("sum_energy") / 3.6e9).alias("energy_MWh"), "mean_frequency", "share_optimal"))
-    figures = {"runs": total, "executed": executed, "workers": args.workers, "wall_s": wall,
-               "run_s_mean": float(results["run_s"].mean()), "run_s_max": float(results["run_s"].max()),
-               "pass_s_total": float(results["pass_s"].sum()), "passes_mean": float(results["passes"].mean())}
+        print(
+            summary.select(
+                "mix",
+                "t_weight",
+                "policy",
+                (pl.col("makespan") / 86400).alias("makespan_d"),
+                (pl.col("mean_response") / 3600).alias("response_h"),
+                (pl.col("sum_energy") / 3.6e9).alias("energy_MWh"),
+                "mean_frequency",
+                "share_optimal",
+            )
+        )
+    figures = {
+        "runs": total,
+        "executed": executed,
+        "workers": args.workers,
+        "wall_s": wall,
+        "run_s_mean": float(results["run_s"].mean()),
+        "run_s_max": float(results["run_s"].max()),
+        "pass_s_total": float(results["pass_s"].sum()),
+        "passes_mean": float(results["passes"].mean()),
+    }
     (REPO / "bench" / "results" / "eamc_grid.json").write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures, indent=1))
 

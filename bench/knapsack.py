@@ -38,8 +38,16 @@ def main() -> None:
     results = {}
     for policy in ("knapsack-wait", "knapsack-exact-wait", "knapsack-stretch", "knapsack-exact-stretch"):
         t = time.perf_counter()
-        res = simulate(jobs, policy, 980, power_check=setup.check, power_estimates=ESTIMATE_COLUMNS, cap=cap,
-                       knapsack_until=10_800.0, solver={"time_limit": args.time_limit})
+        res = simulate(
+            jobs,
+            policy,
+            980,
+            power_check=setup.check,
+            power_estimates=ESTIMATE_COLUMNS,
+            cap=cap,
+            knapsack_until=10_800.0,
+            solver={"time_limit": args.time_limit},
+        )
         s = res.schedule
         results[policy] = {
             "seconds": time.perf_counter() - t,

@@ -52,8 +52,15 @@ def main() -> None:
 
     t = time.perf_counter()
     jobs, rejected = reject_never_fitting(with_estimates(read.jobs, setup), read.rejects, setup, "bench")
-    sim = simulate(jobs, "easy-pc", 980, power_check=setup.check, power_estimates=ESTIMATE_COLUMNS, cap=cap,
-                   knapsack_until=10_800.0)
+    sim = simulate(
+        jobs,
+        "easy-pc",
+        980,
+        power_check=setup.check,
+        power_estimates=ESTIMATE_COLUMNS,
+        cap=cap,
+        knapsack_until=10_800.0,
+    )
     t_sim = time.perf_counter() - t
 
     # The first call writes ~2 GB (the output's size) of memory the process has never touched; on a VM that backs
@@ -73,12 +80,18 @@ def main() -> None:
     t_run = time.perf_counter() - t
 
     results = {
-        "jobs": read.jobs.height, "rejected_never_fit": rejected.height, "profile_samples": samples,
+        "jobs": read.jobs.height,
+        "rejected_never_fit": rejected.height,
+        "profile_samples": samples,
         "timeline_rows": rows,
-        "generate_s": t_gen, "estimates_plus_simulate_s": t_sim, "timeline_s": t_timeline,
+        "generate_s": t_gen,
+        "estimates_plus_simulate_s": t_sim,
+        "timeline_s": t_timeline,
         "timeline_best_s": min(timeline_runs),
-        "timeline_runs_s": " ".join(f"{x:.2f}" for x in timeline_runs), "fresh_memory_s_per_gib": t_touch,
-        "simulate_plus_timeline_s": t_sim + t_timeline, "run_policy_s": t_run,
+        "timeline_runs_s": " ".join(f"{x:.2f}" for x in timeline_runs),
+        "fresh_memory_s_per_gib": t_touch,
+        "simulate_plus_timeline_s": t_sim + t_timeline,
+        "run_policy_s": t_run,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "power_utilisation": run.summary["power"]["power_utilisation"],
     }

@@ -28,8 +28,11 @@ ML_RUNS: dict[str, dict[str, Any]] = {
     "ml-linear": {"max_train_rows": None},
     "ml-sgd": {"max_train_rows": 20_000},
     "ml-svr": {"max_train_rows": 20_000},
-    "ml-forest": {"max_train_rows": 5_000, "base_params": {"n_estimators": 20, "max_depth": 10},
-                  "grid": {"n_estimators": [50], "max_depth": [10, 20]}},
+    "ml-forest": {
+        "max_train_rows": 5_000,
+        "base_params": {"n_estimators": 20, "max_depth": 10},
+        "grid": {"n_estimators": [50], "max_depth": [10, 20]},
+    },
 }
 
 
@@ -89,7 +92,8 @@ def main() -> None:
     predictions: dict[str, Any] = {}
     timings: dict[str, float] = {}
     predictions["global-mean"], timings["global-mean"] = _timed(
-        predict_online, GlobalMeanPowerPredictor(), jobs, completion)
+        predict_online, GlobalMeanPowerPredictor(), jobs, completion
+    )
     predictions["history"], timings["history"] = _timed(predict_online, HistoryPowerPredictor(), jobs, completion)
 
     configs: dict[str, Any] = {}
@@ -103,11 +107,12 @@ def main() -> None:
         configs[model] = {
             "grid": dict(DEFAULT_GRIDS[model] if cfg.grid is None else cfg.grid),
             "base_params": dict(DEFAULT_BASE_PARAMS.get(model, {}) if cfg.base_params is None else cfg.base_params),
-            "max_train_rows": cfg.max_train_rows, "cv": f"KFold({cfg.cv})" if cfg.cv_kind == "kfold" else cfg.cv_kind,
-            "n_jobs": cfg.n_jobs, "fits": report.height,
+            "max_train_rows": cfg.max_train_rows,
+            "cv": f"KFold({cfg.cv})" if cfg.cv_kind == "kfold" else cfg.cv_kind,
+            "n_jobs": cfg.n_jobs,
+            "fits": report.height,
         }
-        reports[model] = {"summary": _report_summary(report),
-                          "weeks": report.drop("fit_s").to_dicts()}
+        reports[model] = {"summary": _report_summary(report), "weeks": report.drop("fit_s").to_dicts()}
         print(f"{model:10s} {timings[model]:8.1f} s  ({report.height} fits)", flush=True)
     ml_total = sum(timings[m] for m in configs)
 
@@ -118,35 +123,57 @@ def main() -> None:
         big_jobs = big.jobs.drop("power_profile")
         del big
         runs = [_timed(predict_online, HistoryPowerPredictor(), big_jobs, big_c)[1] for _ in range(3)]
-        large = {"jobs": big_jobs.height, "generate_s": t_big_gen, "replay_s": t_big_replay,
-                 "history_s": runs[0], "history_best_s": min(runs)}
+        large = {
+            "jobs": big_jobs.height,
+            "generate_s": t_big_gen,
+            "replay_s": t_big_replay,
+            "history_s": runs[0],
+            "history_best_s": min(runs),
+        }
         del big_jobs, big_c
 
     mae = {method: mae_summary(jobs, pred) for method, pred in predictions.items()}
     results = {
-        "jobs": jobs.height, "span_days": span_days, "weeks": int(span_days // 7),
-        "generate_s": t_gen, "replay_easy_980_s": t_replay,
-        "predict_s": timings, "ml_all_four_s": ml_total, "ml_configs": configs,
-        "history_large": large, "mae_w_per_node": mae, "ml_reports": reports,
+        "jobs": jobs.height,
+        "span_days": span_days,
+        "weeks": int(span_days // 7),
+        "generate_s": t_gen,
+        "replay_easy_980_s": t_replay,
+        "predict_s": timings,
+        "ml_all_four_s": ml_total,
+        "ml_configs": configs,
+        "history_large": large,
+        "mae_w_per_node": mae,
+        "ml_reports": reports,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
-    print(f"\n{jobs.height:,} jobs over {span_days:.1f} days; generate {t_gen:.1f} s (not timed); "
-          f"EASY replay on 980 nodes {t_replay:.2f} s")
+    print(
+        f"\n{jobs.height:,} jobs over {span_days:.1f} days; generate {t_gen:.1f} s (not timed); "
+        f"EASY replay on 980 nodes {t_replay:.2f} s"
+    )
     if large:
-        print(f"history on {large['jobs']:,} jobs: {large['history_s']:.2f} s (best of 3: "
-              f"{large['history_best_s']:.2f} s)")
+        print(
+            f"history on {large['jobs']:,} jobs: {large['history_s']:.2f} s (best of 3: "
+            f"{large['history_best_s']:.2f} s)"
+        )
     print(f"ML, all four models: {ml_total:.0f} s ({ml_total / 60:.1f} min) on {args.n_jobs} cores")
     for model, c in configs.items():
-        print(f"  {model:10s} grid={c['grid']} base={c['base_params']} max_train_rows={c['max_train_rows']} "
-              f"cv={c['cv']}")
+        print(
+            f"  {model:10s} grid={c['grid']} base={c['base_params']} max_train_rows={c['max_train_rows']} cv={c['cv']}"
+        )
     header = f"{'method':12s} {'time s':>8s}" + "".join(
-        f" {m.removeprefix('power_') + ' ' + k:>16s}" for m in ("power_mean", "power_max", "power_std")
-        for k in ("all", "hist", "med-user"))
+        f" {m.removeprefix('power_') + ' ' + k:>16s}"
+        for m in ("power_mean", "power_max", "power_std")
+        for k in ("all", "hist", "med-user")
+    )
     print("\nMAE (W per node)\n" + header)
     for method, summary in mae.items():
-        cells = "".join(f" {summary[m][k]:16.1f}" for m in ("power_mean", "power_max", "power_std")
-                        for k in ("all", "with_history", "median_user"))
+        cells = "".join(
+            f" {summary[m][k]:16.1f}"
+            for m in ("power_mean", "power_max", "power_std")
+            for k in ("all", "with_history", "median_user")
+        )
         print(f"{method:12s} {timings[method]:8.2f}{cells}")
     out = REPO / "bench" / "results" / "predict_power.json"
     out.parent.mkdir(parents=True, exist_ok=True)

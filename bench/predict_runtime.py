@@ -38,8 +38,12 @@ def synthetic_names(jobs: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
     return jobs.with_columns(
-        pl.format("app{}_{}h_v{}", pl.col("size") % 7, (pl.col("walltime") / 3600).floor().cast(pl.Int64),
-                  pl.col("job_id") % 13).alias("name")
+        pl.format(
+            "app{}_{}h_v{}",
+            pl.col("size") % 7,
+            (pl.col("walltime") / 3600).floor().cast(pl.Int64),
+            pl.col("job_id") % 13,
+        ).alias("name")
     )
 
 
@@ -68,9 +72,16 @@ def worker(method: str) -> None:
     t_predict = time.perf_counter() - t3
     err = np.abs(out[RUNTIME_OUTPUT].to_numpy() - jobs["runtime"].to_numpy())
     row = {
-        "predictor": method, "jobs": jobs.height, "completion": source, "import_s": t_import, "read_s": t_read,
-        "completion_s": t_completion, "predict_s": t_predict, "jobs_per_s": jobs.height / t_predict,
-        "mae_s": float(err.mean()), "mae_min": float(err.mean() / 60),
+        "predictor": method,
+        "jobs": jobs.height,
+        "completion": source,
+        "import_s": t_import,
+        "read_s": t_read,
+        "completion_s": t_completion,
+        "predict_s": t_predict,
+        "jobs_per_s": jobs.height / t_predict,
+        "mae_s": float(err.mean()),
+        "mae_min": float(err.mean() / 60),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     if RULE_OUTPUT in out.columns:
@@ -82,8 +93,13 @@ def worker(method: str) -> None:
 def measure(method: str) -> dict:
     env = {**os.environ, **ONE_CORE_ENV}
     t = time.perf_counter()
-    out = subprocess.run(["taskset", "-c", "0", sys.executable, __file__, "--worker", method], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, __file__, "--worker", method],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     row = json.loads(out.stdout.strip().splitlines()[-1])
     row["process_wall_s"] = time.perf_counter() - t
     return row
@@ -101,14 +117,20 @@ def main() -> None:
     if not RICC.exists():
         sys.exit(f"missing {RICC} (benchmarks read ../shared/data in place)")
     results: dict = {"trace": str(RICC), "cpu": "one core (taskset -c 0)", "protocol": "trace", "runs": []}
-    print(f"{'predictor':12s} {'read s':>7s} {'predict s':>10s} {'jobs/s':>11s} {'MAE s':>10s} {'MAE min':>9s}"
-          f" {'peak MB':>8s}  rule shares", flush=True)
+    print(
+        f"{'predictor':12s} {'read s':>7s} {'predict s':>10s} {'jobs/s':>11s} {'MAE s':>10s} {'MAE min':>9s}"
+        f" {'peak MB':>8s}  rule shares",
+        flush=True,
+    )
     for method in args.predictors.split(","):
         row = measure(method)
         results["runs"].append(row)
         shares = " ".join(f"{r}:{100 * s:.2f}%" for r, s in row.get("rule_share", {}).items())
-        print(f"{method:12s} {row['read_s']:7.2f} {row['predict_s']:10.2f} {row['jobs_per_s']:11,.0f} "
-              f"{row['mae_s']:10,.0f} {row['mae_min']:9.1f} {row['peak_rss_mb']:8.0f}  {shares}", flush=True)
+        print(
+            f"{method:12s} {row['read_s']:7.2f} {row['predict_s']:10.2f} {row['jobs_per_s']:11,.0f} "
+            f"{row['mae_s']:10,.0f} {row['mae_min']:9.1f} {row['peak_rss_mb']:8.0f}  {shares}",
+            flush=True,
+        )
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.output}")

@@ -28,8 +28,10 @@ def main() -> None:
 
     results = {}
     cases = [
-        ("RICC-2010-2.swf.gz", "compiled fcfs", "fcfs"), ("RICC-2010-2.swf.gz", "Python FCFS", PyFcfs()),
-        ("KTH-SP2/log.swf", "compiled easy", "easy"), ("KTH-SP2/log.swf", "Python EASY", PyEasy()),
+        ("RICC-2010-2.swf.gz", "compiled fcfs", "fcfs"),
+        ("RICC-2010-2.swf.gz", "Python FCFS", PyFcfs()),
+        ("KTH-SP2/log.swf", "compiled easy", "easy"),
+        ("KTH-SP2/log.swf", "Python EASY", PyEasy()),
     ]
     for trace, label, policy in cases:
         read = load_workload(DATA / trace)
@@ -37,10 +39,18 @@ def main() -> None:
         res = simulate(read.jobs, policy, read.provenance.machine_size)
         dt = time.perf_counter() - t
         key = f"{label} on {trace}"
-        results[key] = {"seconds": dt, "passes": res.passes, "us_per_pass": dt / res.passes * 1e6,
-                        "jobs_per_s": read.jobs.height / dt, "mean_wait": float(res.schedule["wait"].mean())}
-        print(f"{key:38s} {dt:8.2f} s  {res.passes:>9,} passes  {dt / res.passes * 1e6:7.1f} µs/pass  "
-              f"mean wait {results[key]['mean_wait']:,.0f} s", flush=True)
+        results[key] = {
+            "seconds": dt,
+            "passes": res.passes,
+            "us_per_pass": dt / res.passes * 1e6,
+            "jobs_per_s": read.jobs.height / dt,
+            "mean_wait": float(res.schedule["wait"].mean()),
+        }
+        print(
+            f"{key:38s} {dt:8.2f} s  {res.passes:>9,} passes  {dt / res.passes * 1e6:7.1f} µs/pass  "
+            f"mean wait {results[key]['mean_wait']:,.0f} s",
+            flush=True,
+        )
     out = REPO / "bench" / "results" / "python_policy.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

@@ -40,12 +40,23 @@ def worker(policy: str) -> None:
     result = simulate(read.jobs, policy, read.provenance.machine_size)
     t_sim = time.perf_counter() - t2
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({
-        "policy": policy, "jobs": read.jobs.height, "import_s": t_import, "read_s": t_read, "simulate_s": t_sim,
-        "read_plus_simulate_s": t_read + t_sim, "jobs_per_s": read.jobs.height / t_sim,
-        "peak_rss_mb": peak_mb, "mean_wait_s": float(result.schedule["wait"].mean()),
-        "passes": result.passes, "max_queue": result.max_queue_length,
-    }))
+    print(
+        json.dumps(
+            {
+                "policy": policy,
+                "jobs": read.jobs.height,
+                "import_s": t_import,
+                "read_s": t_read,
+                "simulate_s": t_sim,
+                "read_plus_simulate_s": t_read + t_sim,
+                "jobs_per_s": read.jobs.height / t_sim,
+                "peak_rss_mb": peak_mb,
+                "mean_wait_s": float(result.schedule["wait"].mean()),
+                "passes": result.passes,
+                "max_queue": result.max_queue_length,
+            }
+        )
+    )
 
 
 def _run(args: list[str], env: dict[str, str]) -> tuple[str, float]:
@@ -65,8 +76,19 @@ def measure(policy: str, cache_dir: str) -> dict:
 def measure_cli(policy: str, cache_dir: str) -> float:
     env = {**os.environ, **ONE_CORE_ENV, "NUMBA_CACHE_DIR": cache_dir}
     with tempfile.TemporaryDirectory() as out:
-        _, wall = _run([str(REPO / ".venv" / "bin" / "wattsched"), "simulate", "--workload", str(RICC),
-                        "--policy", policy, "--output", out], env)
+        _, wall = _run(
+            [
+                str(REPO / ".venv" / "bin" / "wattsched"),
+                "simulate",
+                "--workload",
+                str(RICC),
+                "--policy",
+                policy,
+                "--output",
+                out,
+            ],
+            env,
+        )
     return wall
 
 
@@ -87,19 +109,27 @@ def main() -> None:
         cold = measure("easy", cache)
         cold["cache"] = "cold"
         results["runs"].append(cold)
-        print(f"easy (cold JIT cache): read+simulate {cold['read_plus_simulate_s']:.2f} s, "
-              f"process {cold['process_wall_s']:.2f} s", flush=True)
+        print(
+            f"easy (cold JIT cache): read+simulate {cold['read_plus_simulate_s']:.2f} s, "
+            f"process {cold['process_wall_s']:.2f} s",
+            flush=True,
+        )
         if not args.skip_cli:
             results["cli_easy_warm_s"] = min(measure_cli("easy", cache) for _ in range(3))
-            print(f"`wattsched simulate` easy end to end (warm, best of 3): {results['cli_easy_warm_s']:.2f} s",
-                  flush=True)
+            print(
+                f"`wattsched simulate` easy end to end (warm, best of 3): {results['cli_easy_warm_s']:.2f} s",
+                flush=True,
+            )
         for policy in args.policies.split(","):
             row = measure(policy, cache)
             row["cache"] = "warm"
             results["runs"].append(row)
-            print(f"{policy:13s} read {row['read_s']:.2f} s  simulate {row['simulate_s']:8.2f} s  "
-                  f"{row['jobs_per_s']:>12,.0f} jobs/s  peak {row['peak_rss_mb']:.0f} MB  "
-                  f"mean wait {row['mean_wait_s']:,.0f} s", flush=True)
+            print(
+                f"{policy:13s} read {row['read_s']:.2f} s  simulate {row['simulate_s']:8.2f} s  "
+                f"{row['jobs_per_s']:>12,.0f} jobs/s  peak {row['peak_rss_mb']:.0f} MB  "
+                f"mean wait {row['mean_wait_s']:,.0f} s",
+                flush=True,
+            )
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.output}")

@@ -31,8 +31,14 @@ def main() -> None:
     write_model_figures(errors, out)
     t_report = time.perf_counter() - t
     runs = jobs.select("trace", "bound", "policy", "data").unique().height
-    figures = {"runs": runs, "data_s": t_data, "model_fit_s": t_model, "grid_s": t_grid,
-               "per_run_ms": 1000 * t_grid / runs, "report_s": t_report}
+    figures = {
+        "runs": runs,
+        "data_s": t_data,
+        "model_fit_s": t_model,
+        "grid_s": t_grid,
+        "per_run_ms": 1000 * t_grid / runs,
+        "report_s": t_report,
+    }
     (REPO / "bench" / "results" / "rmap_grid.json").write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures, indent=1))
 

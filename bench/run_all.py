@@ -7,9 +7,20 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["ricc.py", "python_policy.py", "power.py", "knapsack.py", "predict_runtime.py", "predict_power.py",
-              "campaign.py", "dataset_build.py", "dispatch_experiment.py", "eamc_grid.py", "rmap_grid.py",
-              "reproduce.py"]
+BENCHMARKS = [
+    "ricc.py",
+    "python_policy.py",
+    "power.py",
+    "knapsack.py",
+    "predict_runtime.py",
+    "predict_power.py",
+    "campaign.py",
+    "dataset_build.py",
+    "dispatch_experiment.py",
+    "eamc_grid.py",
+    "rmap_grid.py",
+    "reproduce.py",
+]
 
 if __name__ == "__main__":
     for name in BENCHMARKS:

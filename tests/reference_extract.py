@@ -14,8 +14,11 @@ def node_watts(telemetry: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     lf = telemetry.lazy()
     cols = lf.collect_schema().names()
     if {"ps0", "ps1"} <= set(cols):
-        return lf.select("node", pl.col("timestamp").cast(pl.Float64),
-                         (pl.col("ps0") + pl.col("ps1")).cast(pl.Float64).alias("watts")).drop_nulls("watts")
+        return lf.select(
+            "node",
+            pl.col("timestamp").cast(pl.Float64),
+            (pl.col("ps0") + pl.col("ps1")).cast(pl.Float64).alias("watts"),
+        ).drop_nulls("watts")
     if "watts" in cols:
         return lf.select("node", pl.col("timestamp").cast(pl.Float64), pl.col("watts").cast(pl.Float64)).drop_nulls(
             "watts"
@@ -44,21 +47,27 @@ def reference_extract(
         raise ValueError(f"extraction needs job column(s) {needed}")
     watts = node_watts(telemetry)
     plan = jobs.lazy().select(
-        "job_id", pl.col(nodes_column).list.unique().alias("node"),
-        pl.int_ranges(pl.col("grid_start").cast(pl.Int64), pl.col("grid_end").cast(pl.Int64) + int(period),
-                      int(period)).alias("timestamp"),
+        "job_id",
+        pl.col(nodes_column).list.unique().alias("node"),
+        pl.int_ranges(
+            pl.col("grid_start").cast(pl.Int64), pl.col("grid_end").cast(pl.Int64) + int(period), int(period)
+        ).alias("timestamp"),
         pl.col(nodes_column).list.unique().list.len().alias("n_nodes"),
     )
     cells = plan.explode("timestamp").explode("node").with_columns(pl.col("timestamp").cast(pl.Float64))
     # one value per (node, timestamp): duplicated telemetry rows would double-count, so they are averaged
     per_node = watts.group_by("node", "timestamp").agg(pl.col("watts").mean())
     joined = cells.join(per_node, on=["node", "timestamp"], how="left")
-    per_instant = joined.group_by("job_id", "timestamp").agg(
-        pl.col("watts").sum().alias("p"),
-        pl.col("watts").count().alias("present"),
-        pl.col("n_nodes").first(),
-        pl.col("watts").alias("node_values"),
-    ).with_columns((pl.col("present") == pl.col("n_nodes")).alias("complete"))
+    per_instant = (
+        joined.group_by("job_id", "timestamp")
+        .agg(
+            pl.col("watts").sum().alias("p"),
+            pl.col("watts").count().alias("present"),
+            pl.col("n_nodes").first(),
+            pl.col("watts").alias("node_values"),
+        )
+        .with_columns((pl.col("present") == pl.col("n_nodes")).alias("complete"))
+    )
     per_job = (
         per_instant.sort("job_id", "timestamp")
         .group_by("job_id", maintain_order=True)
@@ -75,10 +84,16 @@ def reference_extract(
     share = per_job["missing_samples"] / per_job["samples"]
     bad = per_job.filter((share > max_missing) | (pl.col("missing_samples") == pl.col("samples")))
     # formatted in Python: pl.format panics on some inputs in Polars 2.1
-    rejects = pl.DataFrame({"job_id": bad["job_id"], "reason": [
-        f"{m} of {s} samples missing (some instants have {lo or 0} of {n} nodes reporting)"
-        for m, s, lo, n in bad.select("missing_samples", "samples", "__least_nodes", "n_nodes").iter_rows()
-    ]}, schema={"job_id": bad["job_id"].dtype, "reason": pl.Utf8})
+    rejects = pl.DataFrame(
+        {
+            "job_id": bad["job_id"],
+            "reason": [
+                f"{m} of {s} samples missing (some instants have {lo or 0} of {n} nodes reporting)"
+                for m, s, lo, n in bad.select("missing_samples", "samples", "__least_nodes", "n_nodes").iter_rows()
+            ],
+        },
+        schema={"job_id": bad["job_id"].dtype, "reason": pl.Utf8},
+    )
     good = per_job.join(bad.select("job_id"), on="job_id", how="anti", maintain_order="left")
     series = good.select(
         "job_id",

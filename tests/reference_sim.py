@@ -92,7 +92,7 @@ def _queue_pass(now, queue, run_view, by_idx, free, backfill):
         if shadow == math.inf and avail >= head.size:
             shadow = e
     extra = avail - head.size
-    for j in queue[k + 1:]:
+    for j in queue[k + 1 :]:
         if free == 0:
             break
         if j.size > free:
@@ -126,16 +126,23 @@ def _avail(t, running_ends, free_now, now, reservations, by_idx, skip=None):
 def _fits(t, j, running_ends, free_now, now, reservations, by_idx):
     points = {t} | {e for e, _ in running_ends if t < e < t + j.estimate}
     points |= {r for i, r in reservations.items() if t < r < t + j.estimate and i != j.idx}
-    points |= {_slot_end(r, by_idx[i].estimate) for i, r in reservations.items()
-               if t < _slot_end(r, by_idx[i].estimate) < t + j.estimate and i != j.idx}
+    points |= {
+        _slot_end(r, by_idx[i].estimate)
+        for i, r in reservations.items()
+        if t < _slot_end(r, by_idx[i].estimate) < t + j.estimate and i != j.idx
+    }
     return all(_avail(p, running_ends, free_now, now, reservations, by_idx, skip=j.idx) >= j.size for p in points)
 
 
 def _earliest(j, running_ends, free_now, now, reservations, by_idx):
     candidates = sorted(
-        {now} | {e for e, _ in running_ends if e > now}
-        | {_slot_end(r, by_idx[i].estimate) for i, r in reservations.items()
-           if i != j.idx and _slot_end(r, by_idx[i].estimate) > now}
+        {now}
+        | {e for e, _ in running_ends if e > now}
+        | {
+            _slot_end(r, by_idx[i].estimate)
+            for i, r in reservations.items()
+            if i != j.idx and _slot_end(r, by_idx[i].estimate) > now
+        }
     )
     for t in candidates:
         if _fits(t, j, running_ends, free_now, now, reservations, by_idx):

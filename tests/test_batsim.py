@@ -16,10 +16,16 @@ from wattsched.workload.load import load_workload
 
 
 def _jobs() -> pl.DataFrame:
-    return pl.DataFrame({
-        "job_id": [2, 1, 3], "submit_time": [5.0, 0.0, 5.0], "walltime": [100.0, 60.0, 2e6],
-        "runtime": [1234567.5, 30.0, 1234568.5], "size": [4, 1, 2], "user_id": [7, None, 8],
-    })
+    return pl.DataFrame(
+        {
+            "job_id": [2, 1, 3],
+            "submit_time": [5.0, 0.0, 5.0],
+            "walltime": [100.0, 60.0, 2e6],
+            "runtime": [1234567.5, 30.0, 1234568.5],
+            "size": [4, 1, 2],
+            "user_id": [7, None, 8],
+        }
+    )
 
 
 def test_batsim_workload_golden() -> None:

@@ -55,12 +55,27 @@ def test_simulate_real_trace(relative: str, policy: str, tmp_path) -> None:
 
 def test_csv_output_and_generated_workload(tmp_path) -> None:
     workload = tmp_path / "lublin.parquet"
-    result = runner.invoke(app, ["generate", "lublin", "--jobs", "500", "--machine-size", "64", "--seed", "3",
-                                 "--output", str(workload)])
+    result = runner.invoke(
+        app, ["generate", "lublin", "--jobs", "500", "--machine-size", "64", "--seed", "3", "--output", str(workload)]
+    )
     assert result.exit_code == 0, result.output
     out = tmp_path / "run"
-    result = runner.invoke(app, ["simulate", "--workload", str(workload), "--policy", "easy-saf",
-                                 "--output", str(out), "--format", "csv", "--metrics-window", "0:86400"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--workload",
+            str(workload),
+            "--policy",
+            "easy-saf",
+            "--output",
+            str(out),
+            "--format",
+            "csv",
+            "--metrics-window",
+            "0:86400",
+        ],
+    )
     assert result.exit_code == 0, result.output
     jobs = pl.read_csv(out / "jobs.csv")
     assert jobs.height == 500
@@ -71,8 +86,12 @@ def test_csv_output_and_generated_workload(tmp_path) -> None:
 
 def test_generated_swf_round_trips_through_simulate(tmp_path) -> None:
     swf = tmp_path / "w.swf"
-    assert runner.invoke(app, ["generate", "lublin", "--jobs", "200", "--machine-size", "32",
-                               "--output", str(swf)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["generate", "lublin", "--jobs", "200", "--machine-size", "32", "--output", str(swf)]
+        ).exit_code
+        == 0
+    )
     result = runner.invoke(app, ["simulate", "--workload", str(swf), "--policy", "fcfs", "--output", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert pl.read_parquet(tmp_path / "jobs.parquet").height == 200
@@ -83,8 +102,12 @@ def test_generated_swf_round_trips_through_simulate(tmp_path) -> None:
     [
         (None, [], "does not exist"),
         ("", [], "empty"),
-        ("; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n2 0 -1 x 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n",
-         ["--strict"], "line 3"),
+        (
+            "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+            "2 0 -1 x 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n",
+            ["--strict"],
+            "line 3",
+        ),
         ("1 0 -1 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n", [], "--machine-size"),
     ],
 )
@@ -92,18 +115,21 @@ def test_bad_input_gives_a_clear_error(tmp_path, content, extra, message) -> Non
     path = tmp_path / "bad.swf"
     if content is not None:
         path.write_text(content)
-    result = runner.invoke(app, ["simulate", "--workload", str(path), "--policy", "easy",
-                                 "--output", str(tmp_path / "o"), *extra])
+    result = runner.invoke(
+        app, ["simulate", "--workload", str(path), "--policy", "easy", "--output", str(tmp_path / "o"), *extra]
+    )
     assert result.exit_code == 2
     assert message in result.output
 
 
 def test_rejects_are_written_not_dropped(tmp_path) -> None:
     path = tmp_path / "w.swf"
-    path.write_text("; MaxProcs: 4\n"
-                    "1 0 -1 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
-                    "2 5 -1 10 9 -1 -1 9 20 -1 1 1 1 -1 1 -1 -1 -1\n"
-                    "3 6 -1 -1 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
+    path.write_text(
+        "; MaxProcs: 4\n"
+        "1 0 -1 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "2 5 -1 10 9 -1 -1 9 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "3 6 -1 -1 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
     result = runner.invoke(app, ["simulate", "--workload", str(path), "--policy", "easy", "--output", str(tmp_path)])
     assert result.exit_code == 0, result.output
     rejects = pl.read_parquet(tmp_path / "rejects.parquet").sort("line")

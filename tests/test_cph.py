@@ -20,14 +20,23 @@ EXACT = CPHOptions(deterministic_time=5.0)
 NONE = np.empty(0)
 
 
-def one_resource(durations, demands, queued, ewt, running=((10, 2),), capacity=4, now=100.0,
-                 options: CPHOptions = EXACT):
+def one_resource(
+    durations, demands, queued, ewt, running=((10, 2),), capacity=4, now=100.0, options: CPHOptions = EXACT
+):
     """Plan a 1-resource instance; ``running`` is (remaining, demand) pairs."""
     rem = np.array([r for r, _ in running], dtype=float)
     rdem = np.array([[d] for _, d in running], dtype=float).reshape(-1, 1)
-    return cph_plan(now, np.array(queued, dtype=float), np.array(durations, dtype=float),
-                    np.array(demands, dtype=float).reshape(-1, 1), np.array(ewt, dtype=float), rem, rdem,
-                    np.array([capacity]), options)
+    return cph_plan(
+        now,
+        np.array(queued, dtype=float),
+        np.array(durations, dtype=float),
+        np.array(demands, dtype=float).reshape(-1, 1),
+        np.array(ewt, dtype=float),
+        rem,
+        rdem,
+        np.array([capacity]),
+        options,
+    )
 
 
 # A (2 units, 5 s), B (3 units, 10 s), C (1 unit, 4 s); a running job holds 2 of 4 units for 10 s. PRB order A, B, C.
@@ -101,8 +110,9 @@ def test_empty_and_impossible_jobs():
     only_big = one_resource([5], [5], [90], [1800])
     assert only_big.status == "empty" and only_big.starts.tolist() == [-1] and only_big.modelled == 0
     # the impossible job (5 > 4 units) is postponed and does not take one of the max_jobs slots
-    mixed = one_resource([5, 3, 2], [5, 1, 1], [80, 90, 95], [1800, 1800, 1800],
-                         options=CPHOptions(max_jobs=2, deterministic_time=5.0))
+    mixed = one_resource(
+        [5, 3, 2], [5, 1, 1], [80, 90, 95], [1800, 1800, 1800], options=CPHOptions(max_jobs=2, deterministic_time=5.0)
+    )
     assert mixed.starts.tolist() == [-1, 0, 0]
     assert mixed.modelled == 2
 
@@ -118,8 +128,16 @@ def test_max_jobs_cap():
     queued = 1000.0 - rng.integers(0, 500, n)
     ewt = rng.choice([600.0, 1800.0], n)
     duration = rng.integers(1, 20, n).astype(float)
-    plan = one_resource(duration, np.ones(n), queued, ewt, running=(), capacity=2,
-                        options=CPHOptions(max_jobs=5, deterministic_time=5.0), now=1000.0)
+    plan = one_resource(
+        duration,
+        np.ones(n),
+        queued,
+        ewt,
+        running=(),
+        capacity=2,
+        options=CPHOptions(max_jobs=5, deterministic_time=5.0),
+        now=1000.0,
+    )
     order = prb_order(1000.0, queued, ewt, duration, np.ones((n, 1)))
     assert plan.modelled == 5
     assert (plan.starts[order[5:]] == -1).all()
@@ -144,16 +162,30 @@ def test_deterministic_budget_is_reproducible():
     rng = np.random.default_rng(7)
     n, cap = 40, np.array([32, 4])
     demand = np.stack([rng.integers(1, 17, n), rng.integers(0, 3, n)], axis=1).astype(float)
-    args = (5000.0, 5000.0 - rng.uniform(0, 3000, n), rng.uniform(60, 3600, n), demand, rng.choice([600.0, 1800.0], n),
-            rng.uniform(1, 2000, 4), np.array([[8, 1], [4, 0], [8, 1], [2, 0]], dtype=float), cap)
+    args = (
+        5000.0,
+        5000.0 - rng.uniform(0, 3000, n),
+        rng.uniform(60, 3600, n),
+        demand,
+        rng.choice([600.0, 1800.0], n),
+        rng.uniform(1, 2000, 4),
+        np.array([[8, 1], [4, 0], [8, 1], [2, 0]], dtype=float),
+        cap,
+    )
     options = CPHOptions(deterministic_time=0.05)
     first, second = cph_plan(*args, options), cph_plan(*args, options)
     assert first.status in ("optimal", "feasible", "greedy")
     assert np.array_equal(first.starts, second.starts)
     assert np.array_equal(first.start_now, second.start_now)
     assert first.objective == second.objective and first.status == second.status
-    _assert_respects_pools(first.starts, np.ceil(args[2]).astype(int), demand.astype(int),
-                           np.ceil(args[5]).astype(int), args[6].astype(int), cap)
+    _assert_respects_pools(
+        first.starts,
+        np.ceil(args[2]).astype(int),
+        demand.astype(int),
+        np.ceil(args[5]).astype(int),
+        args[6].astype(int),
+        cap,
+    )
 
 
 # -- optimality by brute force -----------------------------------------------------------------------------------
@@ -170,7 +202,7 @@ def _usage(starts, duration, demand, running_remaining, running_demand, horizon)
         use[:rem] += dem
     for s, d, dem in zip(starts, duration, demand, strict=True):
         if s >= 0:
-            use[s:s + d] += dem
+            use[s : s + d] += dem
     return use
 
 
@@ -186,8 +218,8 @@ def _sgs_by_seconds(order, duration, demand, running_remaining, running_demand, 
     use = _usage([], [], demand[:0], running_remaining, running_demand, horizon + int(duration.max()))
     starts = np.full(duration.size, -1)
     for j in order:
-        t = next(t for t in range(horizon + 1) if (use[t:t + duration[j]] + demand[j] <= capacity).all())
-        use[t:t + duration[j]] += demand[j]
+        t = next(t for t in range(horizon + 1) if (use[t : t + duration[j]] + demand[j] <= capacity).all())
+        use[t : t + duration[j]] += demand[j]
         starts[j] = t
     return starts
 
@@ -217,8 +249,9 @@ def small_instances(draw):
 @given(small_instances())
 def test_optimal_against_every_serial_schedule(instance):
     now, queued, duration, demand, ewt, rem, rdem, capacity, weights = instance
-    plan = cph_plan(now, queued, duration, demand, ewt, rem, rdem, capacity,
-                    CPHOptions(weights=weights, deterministic_time=5.0))
+    plan = cph_plan(
+        now, queued, duration, demand, ewt, rem, rdem, capacity, CPHOptions(weights=weights, deterministic_time=5.0)
+    )
     dur = np.maximum(np.ceil(duration), 1).astype(int)
     dem = demand.astype(int)
     run_rem = np.maximum(np.ceil(rem), 1).astype(int)
@@ -243,8 +276,9 @@ def test_optimal_against_every_serial_schedule(instance):
         return
     assert plan.status == "optimal"
     best = min(
-        int(np.sum(w[possible] * _sgs_by_seconds(np.array(p), dur[possible], dem[possible], run_rem, run_dem,
-                                                 capacity)))
+        int(
+            np.sum(w[possible] * _sgs_by_seconds(np.array(p), dur[possible], dem[possible], run_rem, run_dem, capacity))
+        )
         for p in itertools.permutations(range(possible.size))
     )
     assert int(np.sum(w[possible] * starts)) == best

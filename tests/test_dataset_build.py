@@ -15,8 +15,12 @@ T0 = 1_600_000_000.0
 
 
 def _telemetry(nodes, t1, skip=()):
-    rows = [(n, T0 + 20.0 * k, 100.0 + k, 50.0) for k in range(int(t1 // 20) + 2) for n in nodes
-            if (n, T0 + 20.0 * k) not in skip]
+    rows = [
+        (n, T0 + 20.0 * k, 100.0 + k, 50.0)
+        for k in range(int(t1 // 20) + 2)
+        for n in nodes
+        if (n, T0 + 20.0 * k) not in skip
+    ]
     return pl.DataFrame(rows, schema=["node", "timestamp", "ps0", "ps1"], orient="row")
 
 
@@ -26,13 +30,15 @@ def test_node_lists_from_strings() -> None:
 
 
 def test_build_small_machine() -> None:
-    jobs = pl.DataFrame({
-        "job_id": [1, 2, 3, 4, 5, 6],
-        "start_time": [T0, T0 + 30, T0 + 10, T0 + 301, T0 + 5, T0 + 400],
-        "end_time": [T0 + 100, T0 + 90, T0 + 200, T0 + 309, T0 + 200, T0 + 500],
-        "nodes": [["a"], ["a"], ["b", "c"], ["d"], [], ["e"]],
-        "tres_alloc_str": ["cpu=4,node=1"] * 6,
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4, 5, 6],
+            "start_time": [T0, T0 + 30, T0 + 10, T0 + 301, T0 + 5, T0 + 400],
+            "end_time": [T0 + 100, T0 + 90, T0 + 200, T0 + 309, T0 + 200, T0 + 500],
+            "nodes": [["a"], ["a"], ["b", "c"], ["d"], [], ["e"]],
+            "tres_alloc_str": ["cpu=4,node=1"] * 6,
+        }
+    )
     dataset, rejects = build_dataset(jobs, _telemetry(["a", "b", "c", "d"], 600))
     assert dataset["job_id"].to_list() == [3]
     assert dataset["num_cores_alloc"].to_list() == [4]
@@ -43,16 +49,24 @@ def test_build_small_machine() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 150),
-                          st.lists(st.sampled_from("abcd"), min_size=0, max_size=3)), min_size=1, max_size=20),
-       st.sets(st.tuples(st.sampled_from("abcd"), st.integers(0, 30)), max_size=5))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 400), st.integers(0, 150), st.lists(st.sampled_from("abcd"), min_size=0, max_size=3)),
+        min_size=1,
+        max_size=20,
+    ),
+    st.sets(st.tuples(st.sampled_from("abcd"), st.integers(0, 30)), max_size=5),
+)
 def test_every_job_is_accounted_for(specs, holes) -> None:
-    jobs = pl.DataFrame({
-        "job_id": np.arange(len(specs)),
-        "start_time": [T0 + s for s, _, _ in specs],
-        "end_time": [T0 + s + d for s, d, _ in specs],
-        "nodes": [nodes for _, _, nodes in specs],
-    }, schema_overrides={"nodes": pl.List(pl.Utf8)})
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(len(specs)),
+            "start_time": [T0 + s for s, _, _ in specs],
+            "end_time": [T0 + s + d for s, d, _ in specs],
+            "nodes": [nodes for _, _, nodes in specs],
+        },
+        schema_overrides={"nodes": pl.List(pl.Utf8)},
+    )
     skip = {(n, T0 + 20.0 * k) for n, k in holes}
     dataset, rejects = build_dataset(jobs, _telemetry(list("abcd"), 600, skip))
     ids = dataset["job_id"].to_list() + rejects["job_id"].to_list()
@@ -67,12 +81,14 @@ def test_dataset_build_cli_with_partitioned_telemetry(tmp_path) -> None:
 
     from wattsched.cli import app
 
-    jobs = pl.DataFrame({
-        "job_id": [1, 2, 3],
-        "start_time": [T0, T0 + 30, T0 + 10],
-        "end_time": [T0 + 100, T0 + 90, T0 + 200],
-        "nodes": ["a", "a", "['b', 'c']"],
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3],
+            "start_time": [T0, T0 + 30, T0 + 10],
+            "end_time": [T0 + 100, T0 + 90, T0 + 200],
+            "nodes": ["a", "a", "['b', 'c']"],
+        }
+    )
     jobs_path = tmp_path / "jobs.parquet"
     jobs.write_parquet(jobs_path)
     tel_dir = tmp_path / "telemetry"
@@ -81,8 +97,9 @@ def test_dataset_build_cli_with_partitioned_telemetry(tmp_path) -> None:
     for node in "abc":
         tel.filter(pl.col("node") == node).write_parquet(tel_dir / f"node={node}.parquet")
     out = tmp_path / "dataset.parquet"
-    result = CliRunner().invoke(app, ["dataset", "build", "--jobs", str(jobs_path), "--telemetry", str(tel_dir),
-                                      "--output", str(out)])
+    result = CliRunner().invoke(
+        app, ["dataset", "build", "--jobs", str(jobs_path), "--telemetry", str(tel_dir), "--output", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert pl.read_parquet(out)["job_id"].to_list() == [3]
     assert pl.read_parquet(tmp_path / "dataset.rejects.parquet")["job_id"].to_list() == [1, 2]
@@ -106,15 +123,18 @@ def test_exadata_layout_joins_the_two_psus(tmp_path) -> None:
         part = tmp_path / metric / "year_month=20-09"
         part.mkdir(parents=True)
         frame = tel.select(
-            pl.col("timestamp").map_elements(lambda t: datetime.fromtimestamp(t, UTC),
-                                             return_dtype=pl.Datetime("us", "UTC")),
-            pl.col(col).alias("value"), "node",
+            pl.col("timestamp").map_elements(
+                lambda t: datetime.fromtimestamp(t, UTC), return_dtype=pl.Datetime("us", "UTC")
+            ),
+            pl.col(col).alias("value"),
+            "node",
         )
         if col == "ps1":  # node b's PSU 1 misses the instant T0 + 20
             frame = frame.filter(~((pl.col("node") == "b") & (pl.col("timestamp").dt.epoch("s") == T0 + 20)))
         frame.write_parquet(part / "part-0.parquet")
-    jobs = pl.DataFrame({"job_id": [1, 2], "start_time": [T0, T0 + 10], "end_time": [T0 + 60, T0 + 70],
-                         "nodes": [["a"], ["b"]]})
+    jobs = pl.DataFrame(
+        {"job_id": [1, 2], "start_time": [T0, T0 + 10], "end_time": [T0 + 60, T0 + 70], "nodes": [["a"], ["b"]]}
+    )
     dataset, rejects = build_dataset(jobs, tmp_path)
     assert dataset["job_id"].to_list() == [1]
     assert dataset["power_consumption"][0].to_list() == [100.0 + k + 50.0 for k in range(4)]
@@ -129,16 +149,59 @@ def test_generate_telemetry_then_build_on_the_command_line(tmp_path) -> None:
     from wattsched.cli import app
 
     runner = CliRunner()
-    made = runner.invoke(app, ["generate", "telemetry", "--output", str(tmp_path), "--jobs", "200", "--nodes", "24",
-                               "--days", "1.5", "--outages", "2", "--seed", "4"])
+    made = runner.invoke(
+        app,
+        [
+            "generate",
+            "telemetry",
+            "--output",
+            str(tmp_path),
+            "--jobs",
+            "200",
+            "--nodes",
+            "24",
+            "--days",
+            "1.5",
+            "--outages",
+            "2",
+            "--seed",
+            "4",
+        ],
+    )
     assert made.exit_code == 0, made.output
     out = tmp_path / "ds.parquet"
-    built = runner.invoke(app, ["dataset", "build", "--jobs", str(tmp_path / "jobs.parquet"), "--telemetry",
-                                str(tmp_path / "telemetry"), "--output", str(out), "--memory-gb", "0.0005"])
+    built = runner.invoke(
+        app,
+        [
+            "dataset",
+            "build",
+            "--jobs",
+            str(tmp_path / "jobs.parquet"),
+            "--telemetry",
+            str(tmp_path / "telemetry"),
+            "--output",
+            str(out),
+            "--memory-gb",
+            "0.0005",
+        ],
+    )
     assert built.exit_code == 0, built.output
     assert "window(s)" in built.output and "200 jobs" in built.output
     dataset, rejects = pl.read_parquet(out), pl.read_parquet(tmp_path / "ds.rejects.parquet")
     assert dataset.height + rejects.height == 200 and dataset.height > 50
-    bad = runner.invoke(app, ["dataset", "build", "--jobs", str(tmp_path / "jobs.parquet"), "--telemetry",
-                              str(tmp_path / "telemetry"), "--output", str(out), "--executor", "spark"])
+    bad = runner.invoke(
+        app,
+        [
+            "dataset",
+            "build",
+            "--jobs",
+            str(tmp_path / "jobs.parquet"),
+            "--telemetry",
+            str(tmp_path / "telemetry"),
+            "--output",
+            str(out),
+            "--executor",
+            "spark",
+        ],
+    )
     assert bad.exit_code != 0 and "executor must be" in bad.output

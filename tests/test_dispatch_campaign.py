@@ -61,5 +61,7 @@ def test_the_paper_001_experiment_on_eurora_instances(tmp_path) -> None:
     assert cph["cp_mean_s"].is_not_null().all()
     # with the real durations every job's expected end is right: SJF starts short jobs first
     sjf = summary.filter(pl.col("dispatcher") == "sjf").sort("estimate")
-    assert sjf.filter(pl.col("estimate") == "real")["mean_slowdown"][0] <= sjf.filter(
-        pl.col("estimate") == "walltime")["mean_slowdown"][0]
+    assert (
+        sjf.filter(pl.col("estimate") == "real")["mean_slowdown"][0]
+        <= sjf.filter(pl.col("estimate") == "walltime")["mean_slowdown"][0]
+    )

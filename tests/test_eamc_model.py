@@ -131,17 +131,27 @@ def test_projection_at_reference_is_the_measured_signature(platform: DVFSPlatfor
             assert float(proj.cpi) == sig.cpi
             assert float(proj.energy) == pytest.approx(sig.time_s * sig.power_w, rel=1e-15)
             assert time_factor(platform, appdb, app_id, part.name) == pytest.approx(
-                sig.time_s / appdb.get(app_id, "p1").time_s)
+                sig.time_s / appdb.get(app_id, "p1").time_s
+            )
 
 
 @pytest.mark.data
 @pytest.mark.parametrize("t_weight", [1.0, 1.5])
-@pytest.mark.parametrize(("placement", "score"), [("paper", "euclidean"), ("code", "euclidean"),
-                                                  ("code", "code_linear")])
+@pytest.mark.parametrize(
+    ("placement", "score"), [("paper", "euclidean"), ("code", "euclidean"), ("code", "code_linear")]
+)
 def test_claim_b_preferred_partition(platform, appdb, t_weight, placement, score) -> None:
     # the linear score rounds to whole minutes, so give the jobs the paper's mean duration (3.65 h) on p1
-    res = evaluate(platform, appdb.view(), APPS, requested_time=3.65 * 3600, nodes=18, t_weight=t_weight,
-                   weight_placement=placement, score=score)
+    res = evaluate(
+        platform,
+        appdb.view(),
+        APPS,
+        requested_time=3.65 * 3600,
+        nodes=18,
+        t_weight=t_weight,
+        weight_placement=placement,
+        score=score,
+    )
     assert [platform.names[b] for b in res.best] == ["p1"] * 7 + ["p2"]
 
 
@@ -178,8 +188,7 @@ def test_claim_d_part_eff_gaps_and_threshold(platform, appdb) -> None:
     # STREAM on p1, never ep.D (the paper's "ep.D was affected" is not reproduced)
     assert not demoted(res.part_eff).any()
     low = demoted(res.part_eff, threshold_mode="absolute")
-    assert [(APPS[j], platform.names[p]) for j, p in zip(*np.nonzero(low), strict=True)] == [("4", "p2"),
-                                                                                             ("8", "p1")]
+    assert [(APPS[j], platform.names[p]) for j, p in zip(*np.nonzero(low), strict=True)] == [("4", "p2"), ("8", "p1")]
 
 
 @pytest.mark.data
@@ -188,7 +197,8 @@ def test_job_predictions_scale_with_requested_time_and_nodes(platform, appdb) ->
     base = predict_job(platform, view, 8, "p2", 1.2)
     t_p1, t_p2 = appdb.get("8", "p1").time_s, appdb.get("8", "p2").time_s
     assert base.known and base.time_s == pytest.approx(
-        float(project_signature(platform["p2"], appdb.get("8", "p2"), 1.2).time))
+        float(project_signature(platform["p2"], appdb.get("8", "p2"), 1.2).time)
+    )
     job = predict_job(platform, view, "8", "p2", 1.2, requested_time=7200.0, nodes=4)
     assert job.time_s == pytest.approx(7200.0 * base.time_s / t_p1)
     assert job.energy_j == pytest.approx(4 * job.power_w * job.time_s)
@@ -237,8 +247,14 @@ def test_appdb_learning_reaches_the_static_answer(platform, appdb) -> None:
 def test_epm_on_5000_jobs(platform, appdb) -> None:
     rng = np.random.default_rng(7)
     apps = rng.integers(1, 9, 5000)
-    res = evaluate(platform, appdb.view(), apps, requested_time=rng.uniform(600, 36000, 5000),
-                   nodes=rng.integers(1, 64, 5000), t_weight=1.5)
+    res = evaluate(
+        platform,
+        appdb.view(),
+        apps,
+        requested_time=rng.uniform(600, 36000, 5000),
+        nodes=rng.integers(1, 64, 5000),
+        t_weight=1.5,
+    )
     assert res.known.all() and res.best[apps == 8].tolist() == [1] * int((apps == 8).sum())
 
 
@@ -259,8 +275,9 @@ def _tiny_coefficients() -> np.ndarray:
 
 
 def _tiny(name: str = "t", nodes: int = 4) -> Partition:
-    return Partition(name=name, node_type="tiny", nodes=nodes, pstates=[1.0, 1.5, 2.0],
-                     coefficients=_tiny_coefficients(), f_ref=2.0)
+    return Partition(
+        name=name, node_type="tiny", nodes=nodes, pstates=[1.0, 1.5, 2.0], coefficients=_tiny_coefficients(), f_ref=2.0
+    )
 
 
 def test_projection_by_hand() -> None:
@@ -272,8 +289,14 @@ def test_projection_by_hand() -> None:
     assert proj.cpi.tolist() == pytest.approx([1.02, 1.0])
     assert proj.time.tolist() == pytest.approx([204.0, 100.0])
     assert proj.energy.tolist() == pytest.approx([244.0 * 204.0, 30000.0])
-    many = project(part, np.array([100.0, 50.0]), np.array([300.0, 300.0]), np.array([1.0, 1.0]),
-                   np.array([10.0, 10.0]), frequencies=1.0)
+    many = project(
+        part,
+        np.array([100.0, 50.0]),
+        np.array([300.0, 300.0]),
+        np.array([1.0, 1.0]),
+        np.array([10.0, 10.0]),
+        frequencies=1.0,
+    )
     assert many.time.tolist() == pytest.approx([204.0, 102.0])
     back = reference_signature(part, Signature(204.0, 244.0, 1.02, 10.0), 1.0)
     assert back.as_tuple() == pytest.approx((100.0, 300.0, 1.0, 10.0))
@@ -421,11 +444,17 @@ def test_tiny_en_conf_round_trip(tmp_path: Path) -> None:
         ("tiny.conf", CONF.format(nom="2.5"), r"tiny\.energy: 9 rows = 3×3 p-states, but module 'T1' .* = 4 p-states"),
         ("tiny/tiny.power", "1 0 0\n" * 9, r"tiny\.power: row 2 disagrees with .*tiny\.energy row 2"),
         ("tiny.conf", CONF.format(nom="2.0").replace("\tfreqNom: 2.0\n", ""), r"tiny\.conf:1: module has no 'freqNom'"),
-        ("tiny.conf", CONF.format(nom="2.0").replace("freqInc: 0.5", "freqInc: fast"),
-         r"tiny\.conf:9: freqInc must be a number"),
+        (
+            "tiny.conf",
+            CONF.format(nom="2.0").replace("freqInc: 0.5", "freqInc: fast"),
+            r"tiny\.conf:9: freqInc must be a number",
+        ),
         ("tiny.conf", CONF.format(nom="2.0")[:-3], r"tiny\.conf:\d+: '\{' is never closed"),
-        ("tiny.conf", CONF.format(nom="2.0").replace("tiny.time", "gone.time"),
-         r"tiny\.conf:13: model file '.*gone\.time' not found"),
+        (
+            "tiny.conf",
+            CONF.format(nom="2.0").replace("tiny.time", "gone.time"),
+            r"tiny\.conf:13: model file '.*gone\.time' not found",
+        ),
         ("tiny.conf", "modul\n{\n}\n", r"tiny\.conf:1: expected 'module', got 'modul'"),
     ],
 )
@@ -490,8 +519,9 @@ def test_preset_needs_the_data_and_the_right_hardware(tmp_path: Path) -> None:
 def test_cli_eamc_table(en_conf: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "eamc.parquet"
-    result = runner.invoke(app, ["eamc", "table", "--data-dir", str(en_conf), "--t-weight", "1.5",
-                                 "--output", str(out)])
+    result = runner.invoke(
+        app, ["eamc", "table", "--data-dir", str(en_conf), "--t-weight", "1.5", "--output", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert "STREAM" in result.output and "part_eff" in result.output
     frame = pl.read_parquet(out)

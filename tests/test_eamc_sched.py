@@ -22,9 +22,15 @@ from wattsched.studies.eamc.policies import EAMC_POLICIES, EAMCOptions, build_en
 def entries(rows) -> Entries:
     """rows in priority order: (job, partition, nodes, limit, duration)."""
     a = np.array(rows, dtype=np.float64)
-    return Entries(job=a[:, 0].astype(np.int64), partition=a[:, 1].astype(np.int64), nodes=a[:, 2].astype(np.int64),
-                   limit=a[:, 3], duration=a[:, 4], power=np.full(len(rows), 100.0),
-                   frequency=np.full(len(rows), 2.0))
+    return Entries(
+        job=a[:, 0].astype(np.int64),
+        partition=a[:, 1].astype(np.int64),
+        nodes=a[:, 2].astype(np.int64),
+        limit=a[:, 3],
+        duration=a[:, 4],
+        power=np.full(len(rows), 100.0),
+        frequency=np.full(len(rows), 2.0),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------- engine
@@ -54,8 +60,13 @@ def test_jobs_are_killed_at_their_limit() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 100), st.integers(1, 6), st.integers(1, 60), st.integers(0, 80),
-                          st.booleans()), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 100), st.integers(1, 6), st.integers(1, 60), st.integers(0, 80), st.booleans()),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_no_partition_is_ever_over_allocated(specs) -> None:
     rows, submit = [], []
     for j, (sub, nodes, limit, dur, both) in enumerate(specs):
@@ -86,8 +97,17 @@ def model():
 def _entries(model, policy, apps, options=None):
     platform, appdb = model
     n = len(apps)
-    return build_entries(policy, platform, appdb, np.array(apps), np.full(n, 4), np.full(n, 3600.0),
-                         np.full(n, 1800.0), np.arange(n, dtype=np.float64), options)
+    return build_entries(
+        policy,
+        platform,
+        appdb,
+        np.array(apps),
+        np.full(n, 4),
+        np.full(n, 3600.0),
+        np.full(n, 1800.0),
+        np.arange(n, dtype=np.float64),
+        options,
+    )
 
 
 def test_reorder_keeps_a_job_s_entries_together_best_first(model) -> None:
@@ -99,8 +119,14 @@ def test_reorder_keeps_a_job_s_entries_together_best_first(model) -> None:
 
 def test_priorityinc_puts_every_best_entry_first(model) -> None:
     e, _ = _entries(model, "eamc-priorityinc", [8, 1, 8])
-    assert list(zip(e.job.tolist(), e.partition.tolist(), strict=True)) == [(0, 1), (1, 0), (2, 1), (0, 0), (1, 1),
-                                                                            (2, 0)]
+    assert list(zip(e.job.tolist(), e.partition.tolist(), strict=True)) == [
+        (0, 1),
+        (1, 0),
+        (2, 1),
+        (0, 0),
+        (1, 1),
+        (2, 0),
+    ]
 
 
 def test_priorityinc_v_demotes_entries_far_from_the_best(model) -> None:
@@ -116,8 +142,9 @@ def test_baselines(model) -> None:
     platform, _ = model
     base, epm = _entries(model, "base-slurm", [8, 1])
     assert base.partition.tolist() == epm.best.tolist()
-    assert base.frequency.tolist() == [platform[int(p)].f_max for p in base.partition.tolist()] or \
-        base.frequency.tolist() == [float(platform[int(p)].frequencies[-1]) for p in base.partition.tolist()]
+    assert base.frequency.tolist() == [
+        platform[int(p)].f_max for p in base.partition.tolist()
+    ] or base.frequency.tolist() == [float(platform[int(p)].frequencies[-1]) for p in base.partition.tolist()]
     fast, _ = _entries(model, "min-runtime", [8, 1])
     low, _ = _entries(model, "min-energy", [8, 1])
     assert fast.partition.tolist() == [0, 1, 0, 1] and low.partition.tolist() == [0, 1, 0, 1]
@@ -132,8 +159,10 @@ def test_the_paper_grid_end_to_end_on_small_workloads(tmp_path: Path) -> None:
 
     conf = require_data("eamc/en_conf/2hw.conf")
     out = tmp_path / "grid"
-    result = CliRunner().invoke(app, ["eamc", "grid", "--output", str(out), "--jobs", "300", "--data-dir",
-                                      str(conf.parent), "--mixes", "W13,W50"])
+    result = CliRunner().invoke(
+        app,
+        ["eamc", "grid", "--output", str(out), "--jobs", "300", "--data-dir", str(conf.parent), "--mixes", "W13,W50"],
+    )
     assert result.exit_code == 0, result.output
     rows = [json.loads(p.read_text()) for p in (out / "results").glob("*.json")]
     assert len(rows) == 2 * len(EAMC_POLICIES) * 2
@@ -141,8 +170,10 @@ def test_the_paper_grid_end_to_end_on_small_workloads(tmp_path: Path) -> None:
     assert (frame["jobs"] == 300).all() and (frame["share_optimal"].filter(frame["policy"] == "base-slurm") == 1).all()
     for name in ("fig3_vs_base_slurm", "fig4_vs_min_runtime", "fig5_optimal_partition"):
         assert (out / "report" / f"{name}.png").exists()
-    again = CliRunner().invoke(app, ["eamc", "grid", "--output", str(out), "--jobs", "300", "--data-dir",
-                                     str(conf.parent), "--mixes", "W13,W50"])
+    again = CliRunner().invoke(
+        app,
+        ["eamc", "grid", "--output", str(out), "--jobs", "300", "--data-dir", str(conf.parent), "--mixes", "W13,W50"],
+    )
     assert "0 ran now" in again.output
 
 

@@ -121,8 +121,13 @@ def test_jobs_are_killed_at_walltime() -> None:
 
 def test_queue_order_is_submit_then_job_id_whatever_the_row_order() -> None:
     jobs = pl.DataFrame(
-        {"job_id": [7, 3, 5], "submit_time": [0.0, 0.0, 0.0], "size": [2, 2, 2],
-         "walltime": [10.0, 10.0, 10.0], "runtime": [10.0, 10.0, 10.0]}
+        {
+            "job_id": [7, 3, 5],
+            "submit_time": [0.0, 0.0, 0.0],
+            "size": [2, 2, 2],
+            "walltime": [10.0, 10.0, 10.0],
+            "runtime": [10.0, 10.0, 10.0],
+        }
     )
     sched = simulate(jobs, "fcfs", 2).schedule
     assert dict(zip(sched["job_id"], sched["start_time"], strict=True)) == {3: 0, 5: 10, 7: 20}

@@ -15,9 +15,15 @@ from wattsched.policies.registry import POLICIES
 
 MACHINE = 8
 POLICY_SHAPES = {
-    "fcfs": ("fcfs", "none"), "sjf": ("sjf", "none"), "ljf": ("ljf", "none"), "easy": ("fcfs", "easy"),
-    "easy-sjf": ("sjf", "easy"), "easy-saf": ("saf", "easy"), "conservative": ("fcfs", "conservative"),
-    "easy-pc": ("fcfs", "easy"), "easy-saf-pc": ("saf", "easy"),  # without a power check: EASY and EASY-SAF
+    "fcfs": ("fcfs", "none"),
+    "sjf": ("sjf", "none"),
+    "ljf": ("ljf", "none"),
+    "easy": ("fcfs", "easy"),
+    "easy-sjf": ("sjf", "easy"),
+    "easy-saf": ("saf", "easy"),
+    "conservative": ("fcfs", "conservative"),
+    "easy-pc": ("fcfs", "easy"),
+    "easy-saf-pc": ("saf", "easy"),  # without a power check: EASY and EASY-SAF
 }
 PROFILE = settings(
     max_examples=int(os.environ.get("WATTSCHED_HYPOTHESIS_EXAMPLES", "120")),
@@ -35,8 +41,11 @@ def workloads(draw, exact: bool = False, with_estimates: bool = False, max_jobs:
     wall = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
     run = wall if exact else [draw(st.integers(0, w + 5)) for w in wall]
     cols = {
-        "job_id": list(range(1, n + 1)), "submit_time": submit.astype(float), "size": size,
-        "walltime": [float(w) for w in wall], "runtime": [float(r) for r in run],
+        "job_id": list(range(1, n + 1)),
+        "submit_time": submit.astype(float),
+        "size": size,
+        "walltime": [float(w) for w in wall],
+        "runtime": [float(r) for r in run],
     }
     if with_estimates:
         cols["pred"] = [float(draw(st.integers(0, 30))) for _ in range(n)]

@@ -163,8 +163,11 @@ def test_predictions_file_and_join(tmp_path: Path) -> None:
     read = read_eurora(_write(tmp_path / "a.log_crypt", _one(1), _one(2)), predictions=pred)
     assert read.jobs["pred_power"].to_list() == [93.5, None]
     assert (read.provenance.header["predictions_matched"], read.provenance.header["predictions_unmatched"]) == (1, 1)
-    for text, why in [("1.node129;abc", ":1: expected"), ("1.node129;5\nx;3", ":2: expected"),
-                      ("1.node129;5\n1.node130;6", "different predictions on lines \\[1, 2\\]")]:
+    for text, why in [
+        ("1.node129;abc", ":1: expected"),
+        ("1.node129;5\nx;3", ":2: expected"),
+        ("1.node129;5\n1.node130;6", "different predictions on lines \\[1, 2\\]"),
+    ]:
         _write(tmp_path / "bad", text)
         with pytest.raises(WorkloadError, match=why):
             read_eurora_power_predictions(tmp_path / "bad")
@@ -183,8 +186,11 @@ def test_load_workload_dispatches_eurora(tmp_path: Path) -> None:
 
 def _same_pool(a: NodePool, b: NodePool) -> bool:
     return (
-        a.resources == b.resources and a.necessary == b.necessary and a.queues == b.queues
-        and np.array_equal(a.capacity, b.capacity) and np.array_equal(a.node_ids, b.node_ids)
+        a.resources == b.resources
+        and a.necessary == b.necessary
+        and a.queues == b.queues
+        and np.array_equal(a.capacity, b.capacity)
+        and np.array_equal(a.node_ids, b.node_ids)
         and np.array_equal(a.reserved, b.reserved)
     )
 
@@ -228,8 +234,12 @@ def test_node_config_errors_name_file_and_line(tmp_path: Path) -> None:
             read_node_config(path)
     pool = read_node_config(_write(tmp_path / "nodes_#1", "\n", "5 16 2 0 100 1  "))
     assert pool.node_ids.tolist() == [5] and pool.reserved.tolist() == [True] and pool.usable().sum() == 0
-    for text, why in [("debug\n", "expected 2 fields"), ("debug x\n", "not a number"), ("debug 0\n", "positive"),
-                      ("a 1\na 2\n", "defined twice")]:
+    for text, why in [
+        ("debug\n", "expected 2 fields"),
+        ("debug x\n", "not a number"),
+        ("debug 0\n", "positive"),
+        ("a 1\na 2\n", "defined twice"),
+    ]:
         (tmp_path / "q").write_text(text)
         with pytest.raises(NodeConfigError, match=f"q:\\d: .*{why}"):
             read_queue_config(tmp_path / "q")
@@ -246,8 +256,12 @@ def test_builtin_preset_equals_the_data_files(nodes: int) -> None:
         from_files = eurora_pool(configs, nodes=nodes, ewt=ewt)
         assert _same_pool(from_files, eurora_pool(nodes=nodes, ewt=ewt))
     bare = eurora_pool(nodes=nodes, ewt={})
-    assert _same_pool(read_node_config(configs / f"nodes_#{nodes}"), NodePool(
-        name="", resources=bare.resources, capacity=bare.capacity, node_ids=bare.node_ids, reserved=bare.reserved))
+    assert _same_pool(
+        read_node_config(configs / f"nodes_#{nodes}"),
+        NodePool(
+            name="", resources=bare.resources, capacity=bare.capacity, node_ids=bare.node_ids, reserved=bare.reserved
+        ),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ the real trace
@@ -269,8 +283,12 @@ def test_real_trace_counts(eurora_all) -> None:
     assert prov.header["n_files"] == 206 and prov.header["duplicate_lines"] == 94_350 - 5930
     assert prov.header["conflicting_duplicates"] == 0 and prov.header["heterogeneous_chunks"] == 0
     assert prov.header["predictions_matched"] == 4795 and prov.header["predictions_unmatched"] == 1135
-    assert dict(jobs["queue"].value_counts().iter_rows()) == {"debug": 2958, "parallel": 2412, "R": 360,
-                                                              "np_longpar": 200}
+    assert dict(jobs["queue"].value_counts().iter_rows()) == {
+        "debug": 2958,
+        "parallel": 2412,
+        "R": 360,
+        "np_longpar": 200,
+    }
     assert "R" not in EURORA_QUEUES  # the trace's queue R has no entry in system_queues
     assert prov.header["trace_node_ids"] == [1, 64]  # the node files number the nodes 0–63
     assert prov.header["chunks_not_req_nodes"] == 1 and prov.header["cores_not_req_cores"] == 1

@@ -32,15 +32,18 @@ def _random_case(seed: int, n_jobs: int, hole_share: float, dup_share: float, of
             rows.append((n, T0 + 20.0 * k, ps0, ps1))
     for _ in range(off_grid):
         rows.append((str(rng.choice(NODES)), T0 + 20.0 * int(rng.integers(0, 60)) + 7.0, 1e6, 1e6))
-    tel = pl.DataFrame(rows, schema={"node": pl.Utf8, "timestamp": pl.Float64, "ps0": pl.Float64,
-                                     "ps1": pl.Float64}, orient="row")
+    tel = pl.DataFrame(
+        rows, schema={"node": pl.Utf8, "timestamp": pl.Float64, "ps0": pl.Float64, "ps1": pl.Float64}, orient="row"
+    )
     first = rng.integers(0, 55, n_jobs)
-    jobs = pl.DataFrame({
-        "job_id": np.arange(n_jobs) + 100,
-        "grid_start": T0 + 20.0 * first,
-        "grid_end": T0 + 20.0 * np.minimum(first + rng.integers(0, 20, n_jobs), 62),
-        "nodes": [list(rng.choice(NODES, int(rng.integers(1, 4)), replace=False)) for _ in range(n_jobs)],
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(n_jobs) + 100,
+            "grid_start": T0 + 20.0 * first,
+            "grid_end": T0 + 20.0 * np.minimum(first + rng.integers(0, 20, n_jobs), 62),
+            "nodes": [list(rng.choice(NODES, int(rng.integers(1, 4)), replace=False)) for _ in range(n_jobs)],
+        }
+    )
     return jobs, tel
 
 
@@ -55,10 +58,18 @@ def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 10_000), st.integers(1, 25), st.sampled_from([0.0, 0.02, 0.2]), st.sampled_from([0.0, 0.05]),
-       st.integers(0, 5), st.sampled_from([1e-6, 3e-6, 1.0]), st.sampled_from([0.0, 0.3, 1.0]))
-def test_windowed_extraction_matches_the_brute_force_join(seed, n_jobs, holes, dups, off_grid, memory_gb,
-                                                           max_missing) -> None:
+@given(
+    st.integers(0, 10_000),
+    st.integers(1, 25),
+    st.sampled_from([0.0, 0.02, 0.2]),
+    st.sampled_from([0.0, 0.05]),
+    st.integers(0, 5),
+    st.sampled_from([1e-6, 3e-6, 1.0]),
+    st.sampled_from([0.0, 0.3, 1.0]),
+)
+def test_windowed_extraction_matches_the_brute_force_join(
+    seed, n_jobs, holes, dups, off_grid, memory_gb, max_missing
+) -> None:
     jobs, tel = _random_case(seed, n_jobs, holes, dups, off_grid)
     expected, expected_rejects = reference_extract(jobs, tel, max_missing=max_missing)
     stats = ExtractionStats()
@@ -71,9 +82,11 @@ def test_windowed_extraction_matches_the_brute_force_join(seed, n_jobs, holes, d
 
 def test_tiny_windows_cut_the_span_into_many_tasks_and_skip_gaps() -> None:
     jobs, tel = _random_case(1, 10, 0.0, 0.0, 0)
-    late = jobs.head(1).with_columns(pl.lit(999, pl.Int64).alias("job_id"),
-                                     (pl.col("grid_start") + 20.0 * 10_000).alias("grid_start"),
-                                     (pl.col("grid_start") + 20.0 * 10_002).alias("grid_end"))
+    late = jobs.head(1).with_columns(
+        pl.lit(999, pl.Int64).alias("job_id"),
+        (pl.col("grid_start") + 20.0 * 10_000).alias("grid_start"),
+        (pl.col("grid_start") + 20.0 * 10_002).alias("grid_end"),
+    )
     stats = ExtractionStats()
     series, rejects = extract_series(pl.concat([jobs, late]), tel, memory_gb=5 * 20 * 10 * 3 / 2**30, stats=stats)
     assert stats.windows < 40  # 3-instant windows over ~60 instants, then one jump over the 10,000-instant gap
@@ -100,8 +113,7 @@ def test_file_layouts_and_datetime_timestamps_read_alike(tmp_path) -> None:
     expected, _ = extract_series(jobs, tel)
     parts = tmp_path / "parts"
     parts.mkdir()
-    dated = tel.with_columns(pl.from_epoch(pl.col("timestamp").cast(pl.Int64), time_unit="s")
-                             .dt.cast_time_unit("ms"))
+    dated = tel.with_columns(pl.from_epoch(pl.col("timestamp").cast(pl.Int64), time_unit="s").dt.cast_time_unit("ms"))
     for i, frame in enumerate(dated.partition_by("node")):
         frame.write_parquet(parts / f"p{i}.parquet", row_group_size=17)
     _same(extract_series(jobs, parts)[0], expected)
@@ -119,6 +131,5 @@ def test_windows_fanned_out_give_the_same_result(executor, tmp_path) -> None:
     jobs, tel = _random_case(11, 20, 0.02, 0.05, 2)
     tel.write_parquet(tmp_path / "tel.parquet")
     one, one_rejects = extract_series(jobs, tmp_path / "tel.parquet", memory_gb=2e-6)
-    many, many_rejects = extract_series(jobs, tmp_path / "tel.parquet", memory_gb=4e-6, executor=executor,
-                                        workers=2)
+    many, many_rejects = extract_series(jobs, tmp_path / "tel.parquet", memory_gb=4e-6, executor=executor, workers=2)
     assert one.equals(many) and one_rejects.equals(many_rejects)

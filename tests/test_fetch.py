@@ -26,12 +26,24 @@ class _Archive(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         base = f"http://127.0.0.1:{self.server.server_port}"
         if self.path == "/api/records/42":
-            body = json.dumps({"files": [
-                {"key": "job_table.parquet", "size": len(PAYLOAD), "checksum": type(self).checksum,
-                 "links": {"self": f"{base}/files/job_table.parquet"}},
-                {"key": "other.bin", "size": 3, "checksum": "md5:" + hashlib.md5(b"abc").hexdigest(),
-                 "links": {"self": f"{base}/files/other.bin"}},
-            ]}).encode()
+            body = json.dumps(
+                {
+                    "files": [
+                        {
+                            "key": "job_table.parquet",
+                            "size": len(PAYLOAD),
+                            "checksum": type(self).checksum,
+                            "links": {"self": f"{base}/files/job_table.parquet"},
+                        },
+                        {
+                            "key": "other.bin",
+                            "size": 3,
+                            "checksum": "md5:" + hashlib.md5(b"abc").hexdigest(),
+                            "links": {"self": f"{base}/files/other.bin"},
+                        },
+                    ]
+                }
+            ).encode()
             self._send(200, body)
         elif self.path == "/files/job_table.parquet":
             REQUESTS.append(self.headers.get("Range"))
@@ -85,7 +97,21 @@ def test_errors_say_what_is_missing(tmp_path, archive) -> None:
 
 
 def test_data_fetch_cli(tmp_path, archive) -> None:
-    result = CliRunner().invoke(app, ["data", "fetch", "pm100", "--to", str(tmp_path), "--record", "42",
-                                      "--base-url", archive, "--file", "job_table.parquet"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "data",
+            "fetch",
+            "pm100",
+            "--to",
+            str(tmp_path),
+            "--record",
+            "42",
+            "--base-url",
+            archive,
+            "--file",
+            "job_table.parquet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "job_table.parquet").read_bytes() == PAYLOAD

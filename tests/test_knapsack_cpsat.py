@@ -22,14 +22,30 @@ def make_view(rows, free, cap, sums, now=1000.0) -> View:
     cols = [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
     n = len(rows)
     jobs = JobAttributes(
-        job_id=read_only(np.arange(1, n + 1)), user_id=read_only(np.full(n, -1)), submit_time=read_only(cols[0]),
-        size=read_only(cols[1].astype(np.int64)), walltime=read_only(cols[2]), estimate=read_only(cols[2]),
-        est_dyn_mean=read_only(cols[3]), est_dyn_max=read_only(cols[4]), est_dyn_std=read_only(cols[5]),
+        job_id=read_only(np.arange(1, n + 1)),
+        user_id=read_only(np.full(n, -1)),
+        submit_time=read_only(cols[0]),
+        size=read_only(cols[1].astype(np.int64)),
+        walltime=read_only(cols[2]),
+        estimate=read_only(cols[2]),
+        est_dyn_mean=read_only(cols[3]),
+        est_dyn_max=read_only(cols[4]),
+        est_dyn_std=read_only(cols[5]),
     )
     empty = read_only(np.empty(0, dtype=np.int64))
-    return View(now=now, free=free, machine_size=64, jobs=jobs, queue=read_only(np.arange(n)), running=empty,
-                running_expected_end=read_only(np.empty(0)), running_start=read_only(np.empty(0)), finished=empty,
-                cap=cap, power_sums=sums)
+    return View(
+        now=now,
+        free=free,
+        machine_size=64,
+        jobs=jobs,
+        queue=read_only(np.arange(n)),
+        running=empty,
+        running_expected_end=read_only(np.empty(0)),
+        running_start=read_only(np.empty(0)),
+        finished=empty,
+        cap=cap,
+        power_sums=sums,
+    )
 
 
 def brute_force(view: View, solver: CpSatKnapsack) -> float:
@@ -62,8 +78,16 @@ def instances(draw):
     rows = []
     for _ in range(n):
         m = draw(st.integers(0, 300))
-        rows.append((float(draw(st.integers(0, 999))), draw(st.integers(1, 6)), float(draw(st.integers(1, 500))),
-                     m, m + draw(st.integers(0, 200)), draw(st.integers(0, 60))))
+        rows.append(
+            (
+                float(draw(st.integers(0, 999))),
+                draw(st.integers(1, 6)),
+                float(draw(st.integers(1, 500))),
+                m,
+                m + draw(st.integers(0, 200)),
+                draw(st.integers(0, 60)),
+            )
+        )
     free = draw(st.integers(1, 12))
     cap = float(draw(st.integers(100, 1200)))
     sums = (float(draw(st.integers(0, 200))), float(draw(st.integers(0, 300))), float(draw(st.integers(0, 2000))))
@@ -97,8 +121,11 @@ def test_exact_knapsack_is_optimal_on_small_instances(instance, check, profit) -
 
 
 @PROFILE
-@given(power_workloads(max_jobs=12), st.sampled_from(CHECKS), st.sampled_from(["knapsack-exact-wait",
-                                                                             "knapsack-exact-stretch"]))
+@given(
+    power_workloads(max_jobs=12),
+    st.sampled_from(CHECKS),
+    st.sampled_from(["knapsack-exact-wait", "knapsack-exact-stretch"]),
+)
 def test_exact_knapsack_bookkeeping_never_exceeds_the_cap(jobs, check, policy) -> None:
     cap = Cap([0.0, 40.0], [600.0, 20_000.0])
     pc = PowerCheck.named(check)

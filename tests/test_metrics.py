@@ -389,6 +389,8 @@ def test_system_timeline_matches_the_separate_timelines(schedule) -> None:
 
     combined = system_timeline(schedule)
     t0, t1 = float(schedule["submit_time"].min()), float(schedule["end_time"].max()) + 1.0
-    for column, separate in (("queue_length", queue_length_timeline(schedule)),
-                             ("busy_units", running_timeline(schedule))):
+    for column, separate in (
+        ("queue_length", queue_length_timeline(schedule)),
+        ("busy_units", running_timeline(schedule)),
+    ):
         assert time_average(combined, column, t0, t1) == pytest.approx(time_average(separate, column, t0, t1))

@@ -20,15 +20,17 @@ RES = ("cores", "gpus", "mem")
 
 def pool(capacity, queues=None, reserved=None) -> NodePool:
     cap = np.array(capacity, dtype=np.int64)
-    return NodePool("tiny", RES, cap, np.arange(cap.shape[0]), np.array(reserved or [False] * cap.shape[0]),
-                    queues=queues or {})
+    return NodePool(
+        "tiny", RES, cap, np.arange(cap.shape[0]), np.array(reserved or [False] * cap.shape[0]), queues=queues or {}
+    )
 
 
 def workload(rows) -> pl.DataFrame:
     """rows: (job_id, submit, runtime, walltime, chunks, cores, gpus, mem[, queue])."""
     cols = ["job_id", "submit_time", "runtime", "walltime", "chunks", "chunk_cores", "chunk_gpus", "chunk_mem"]
     frame = pl.DataFrame([r[:8] for r in rows], schema=cols, orient="row").with_columns(
-        pl.col("submit_time", "runtime", "walltime").cast(pl.Float64))
+        pl.col("submit_time", "runtime", "walltime").cast(pl.Float64)
+    )
     if len(rows[0]) > 8:
         frame = frame.with_columns(pl.Series("queue", [r[8] for r in rows]))
     return frame
@@ -68,8 +70,9 @@ def test_a_node_without_a_free_core_is_skipped_even_for_a_gpu_only_chunk() -> No
 
 
 def test_forbidden_nodes_are_not_used() -> None:
-    nodes, _ = Allocator("first-fit").place(FREE, CAP, 1, np.array([1, 0, 1]), NEED,
-                                            forbidden=np.array([True, False, False, False]))
+    nodes, _ = Allocator("first-fit").place(
+        FREE, CAP, 1, np.array([1, 0, 1]), NEED, forbidden=np.array([True, False, False, False])
+    )
     assert nodes.tolist() == [1]
 
 
@@ -78,8 +81,14 @@ def test_forbidden_nodes_are_not_used() -> None:
 
 def test_fifo_stops_at_the_first_failure_while_prb_skips() -> None:
     p = pool([[4, 0, 16]])
-    jobs = workload([(1, 0, 10, 20, 1, 4, 0, 1), (2, 1, 10, 20, 1, 4, 0, 1), (3, 1, 10, 20, 1, 1, 0, 32),
-                     (4, 1, 10, 20, 1, 2, 0, 1)])
+    jobs = workload(
+        [
+            (1, 0, 10, 20, 1, 4, 0, 1),
+            (2, 1, 10, 20, 1, 4, 0, 1),
+            (3, 1, 10, 20, 1, 1, 0, 32),
+            (4, 1, 10, 20, 1, 2, 0, 1),
+        ]
+    )
     # job 3 can never fit (32 mem > 16): rejected up front
     fifo = simulate_multires(jobs, p, make_dispatcher("fifo"))
     assert fifo.rejects["job_id"].to_list() == [3] and "mem short" in fifo.rejects["reason"][0]
@@ -118,19 +127,24 @@ def test_classic_easy_recomputes_the_reservation_and_starts_the_head_as_soon_as_
 
 def test_backfilled_jobs_running_past_the_reservation_keep_off_its_nodes() -> None:
     p = pool([[4, 0, 4], [4, 0, 4]])
-    jobs = workload([(1, 0, 50, 50, 1, 4, 0, 1),    # node 0 busy until 50
-                     (2, 1, 50, 50, 1, 2, 0, 1),    # node 1, 2 cores until 51
-                     (3, 2, 10, 10, 2, 4, 0, 1),    # head: needs both nodes -> reservation at 51 on {0, 1}
-                     (4, 3, 100, 100, 1, 2, 0, 1),  # would run past 51 on node 1 (reserved): must wait
-                     (5, 4, 10, 10, 1, 2, 0, 1)])   # ends at 14 < 51: may use node 1 now
+    jobs = workload(
+        [
+            (1, 0, 50, 50, 1, 4, 0, 1),  # node 0 busy until 50
+            (2, 1, 50, 50, 1, 2, 0, 1),  # node 1, 2 cores until 51
+            (3, 2, 10, 10, 2, 4, 0, 1),  # head: needs both nodes -> reservation at 51 on {0, 1}
+            (4, 3, 100, 100, 1, 2, 0, 1),  # would run past 51 on node 1 (reserved): must wait
+            (5, 4, 10, 10, 1, 2, 0, 1),
+        ]
+    )  # ends at 14 < 51: may use node 1 now
     got = starts(simulate_multires(jobs, p, make_dispatcher("ebf")))
     assert got[5] == 4.0 and got[3] == 51.0 and got[4] == 61.0
 
 
 def test_prb_puts_short_wait_queues_and_long_waiters_first() -> None:
     p = pool([[1, 0, 1]], queues={"debug": 100.0, "long": 10_000.0})
-    jobs = workload([(1, 0, 10, 10, 1, 1, 0, 1, "long"), (2, 1, 10, 10, 1, 1, 0, 1, "long"),
-                     (3, 2, 10, 10, 1, 1, 0, 1, "debug")])
+    jobs = workload(
+        [(1, 0, 10, 10, 1, 1, 0, 1, "long"), (2, 1, 10, 10, 1, 1, 0, 1, "long"), (3, 2, 10, 10, 1, 1, 0, 1, "debug")]
+    )
     # at 10: urgency long job 2 = 10000*(10-1+1)/10000 = 10; debug job 3 = 10000*(10-2+1)/100 = 900
     assert starts(simulate_multires(jobs, p, make_dispatcher("prb"))) == {1: 0.0, 3: 10.0, 2: 20.0}
 
@@ -179,9 +193,19 @@ def workloads(draw):
     rows = []
     for j in range(n):
         runtime = draw(st.integers(0, 50))
-        rows.append((j + 1, draw(st.integers(0, 60)), runtime, max(1, runtime + draw(st.integers(-10, 40))),
-                     draw(st.integers(1, 3)), draw(st.integers(0, 4)), draw(st.integers(0, 1)),
-                     draw(st.integers(1, 8)), draw(st.sampled_from(["debug", "long"]))))
+        rows.append(
+            (
+                j + 1,
+                draw(st.integers(0, 60)),
+                runtime,
+                max(1, runtime + draw(st.integers(-10, 40))),
+                draw(st.integers(1, 3)),
+                draw(st.integers(0, 4)),
+                draw(st.integers(0, 1)),
+                draw(st.integers(1, 8)),
+                draw(st.sampled_from(["debug", "long"])),
+            )
+        )
     return workload(rows)
 
 
@@ -191,8 +215,13 @@ def _check_no_over_allocation(result, p: NodePool, jobs: pl.DataFrame) -> None:
     events = sorted({t for t in done["start_time"].to_list()})
     for t in events:
         used = np.zeros_like(p.capacity)
-        for row in done.filter((pl.col("start_time") <= t) & ((pl.col("end_time") > t) | (
-                (pl.col("end_time") == t) & (pl.col("start_time") == t) & (pl.col("runtime") > 0)))).to_dicts():
+        for row in done.filter(
+            (pl.col("start_time") <= t)
+            & (
+                (pl.col("end_time") > t)
+                | ((pl.col("end_time") == t) & (pl.col("start_time") == t) & (pl.col("runtime") > 0))
+            )
+        ).to_dicts():
             for node, count in zip(row["alloc_nodes"], row["alloc_chunks"], strict=True):
                 used[node] += count * req[row["job_id"]]
         assert (used <= p.capacity).all(), t
@@ -226,16 +255,31 @@ def test_rules_predictions_in_simulation_follow_the_simulated_completions() -> N
     rows = []
     for j in range(60):
         runtime = float(rng.integers(1, 40))
-        rows.append((j + 1, float(rng.integers(0, 200)), runtime, runtime + float(rng.integers(0, 30)), 1,
-                     int(rng.integers(1, 5)), 0, 1, str(rng.choice(["debug", "long"]))))
+        rows.append(
+            (
+                j + 1,
+                float(rng.integers(0, 200)),
+                runtime,
+                runtime + float(rng.integers(0, 30)),
+                1,
+                int(rng.integers(1, 5)),
+                0,
+                1,
+                str(rng.choice(["debug", "long"])),
+            )
+        )
     jobs = workload(rows).with_columns(pl.lit("app").alias("name"), pl.lit(7).alias("user_id"))
     p = pool([[4, 1, 8], [4, 0, 8]])
     result = simulate_multires(jobs, p, make_dispatcher("sjf"), estimate=make_runtime_predictor("rules"))
     ordered = sort_queue_order(jobs)
-    ends = ordered.select("job_id").join(result.jobs.select("job_id", "end_time"), on="job_id", how="left",
-                                         maintain_order="left")["end_time"].to_numpy()
+    ends = (
+        ordered.select("job_id")
+        .join(result.jobs.select("job_id", "end_time"), on="job_id", how="left", maintain_order="left")["end_time"]
+        .to_numpy()
+    )
     trace = predict_online(make_runtime_predictor("rules"), ordered, ends)
-    got = ordered.select("job_id").join(result.jobs.select("job_id", "expected_runtime"), on="job_id",
-                                        maintain_order="left")["expected_runtime"]
+    got = ordered.select("job_id").join(
+        result.jobs.select("job_id", "expected_runtime"), on="job_id", maintain_order="left"
+    )["expected_runtime"]
     assert np.allclose(got.to_numpy(), trace["pred_runtime"].to_numpy())
     assert (got != ordered["walltime"]).any()  # the history was used, not only the fallback

@@ -105,7 +105,11 @@ def test_in_simulation_history_equals_the_trace_protocol_on_the_simulated_comple
     jobs = generate_m100like(2000, seed=seed).jobs
     cap = PowerCapSchedule.window(0.5, M100, window_end=10_800.0)
     res = simulate(
-        jobs, "easy-pc", 980, power_check=PowerCheck.named("gaussian99"), cap=cap,
+        jobs,
+        "easy-pc",
+        980,
+        power_check=PowerCheck.named("gaussian99"),
+        cap=cap,
         online=OnlineEstimates(HistoryPowerPredictor(), power=_power_converter(jobs)),
     )
     ordered = sort_queue_order(jobs)
@@ -121,5 +125,11 @@ def test_a_predictor_without_finite_power_is_refused() -> None:
         return (np.full(rows.size, np.nan),) * 3
 
     with pytest.raises(SimulationError, match="no finite estimate"):
-        simulate(jobs, "easy-pc", 980, power_check=PowerCheck.named("mean"),
-                 cap=PowerCapSchedule.constant(1e5), online=OnlineEstimates(HistoryPowerPredictor(), power=nan_power))
+        simulate(
+            jobs,
+            "easy-pc",
+            980,
+            power_check=PowerCheck.named("mean"),
+            cap=PowerCapSchedule.constant(1e5),
+            online=OnlineEstimates(HistoryPowerPredictor(), power=nan_power),
+        )

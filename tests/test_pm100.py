@@ -22,38 +22,97 @@ I64, STR, F64 = pa.int64(), pa.string(), pa.float64()
 WATTS = pa.list_(pa.int32())
 
 #: The 35 columns of PM100's job_table.parquet, in file order, with their Arrow types (pm100-facts.md).
-PM100_SCHEMA = pa.schema([
-    ("cores_alloc_layout", STR), ("cores_allocated", STR), ("cores_per_task", I64), ("derived_ec", I64),
-    ("eligible_time", TS), ("end_time", TS), ("group_id", I64), ("job_id", I64), ("job_state", STR),
-    ("nodes", pa.list_(I64)), ("num_cores_req", I64), ("num_cores_alloc", I64), ("num_nodes_req", I64),
-    ("num_nodes_alloc", I64), ("num_tasks", F64), ("partition", STR), ("priority", I64), ("qos", STR),
-    ("req_nodes", STR), ("req_switch", I64), ("run_time", I64), ("shared", STR), ("start_time", TS),
-    ("state_reason", STR), ("submit_time", TS), ("threads_per_core", F64), ("time_limit", I64),
-    ("num_gpus_req", I64), ("num_gpus_alloc", I64), ("mem_req", I64), ("mem_alloc", I64), ("user_id", I64),
-    ("node_power_consumption", WATTS), ("mem_power_consumption", WATTS), ("cpu_power_consumption", WATTS),
-])
+PM100_SCHEMA = pa.schema(
+    [
+        ("cores_alloc_layout", STR),
+        ("cores_allocated", STR),
+        ("cores_per_task", I64),
+        ("derived_ec", I64),
+        ("eligible_time", TS),
+        ("end_time", TS),
+        ("group_id", I64),
+        ("job_id", I64),
+        ("job_state", STR),
+        ("nodes", pa.list_(I64)),
+        ("num_cores_req", I64),
+        ("num_cores_alloc", I64),
+        ("num_nodes_req", I64),
+        ("num_nodes_alloc", I64),
+        ("num_tasks", F64),
+        ("partition", STR),
+        ("priority", I64),
+        ("qos", STR),
+        ("req_nodes", STR),
+        ("req_switch", I64),
+        ("run_time", I64),
+        ("shared", STR),
+        ("start_time", TS),
+        ("state_reason", STR),
+        ("submit_time", TS),
+        ("threads_per_core", F64),
+        ("time_limit", I64),
+        ("num_gpus_req", I64),
+        ("num_gpus_alloc", I64),
+        ("mem_req", I64),
+        ("mem_alloc", I64),
+        ("user_id", I64),
+        ("node_power_consumption", WATTS),
+        ("mem_power_consumption", WATTS),
+        ("cpu_power_consumption", WATTS),
+    ]
+)
 
 T0 = datetime(2020, 5, 6, 10, 0, 0, tzinfo=UTC)
 
 
 def job(
-    job_id: int, submit: float, run_time: int | None, time_limit: int | None, nodes: int, power: list[int],
+    job_id: int,
+    submit: float,
+    run_time: int | None,
+    time_limit: int | None,
+    nodes: int,
+    power: list[int],
     **over: Any,
 ) -> dict[str, Any]:
     """One PM100 row; ``submit`` is seconds after T0, start = submit + 30 s, end = start + run_time."""
     start = T0 + timedelta(seconds=submit + 30)
     end = start + timedelta(seconds=run_time if run_time is not None else 100)
     row: dict[str, Any] = {
-        "cores_alloc_layout": "{'r1': [0]}", "cores_allocated": "{'r1': 1}", "cores_per_task": 1, "derived_ec": 0,
-        "eligible_time": T0 + timedelta(seconds=submit + 1), "end_time": end, "group_id": 25200,
-        "job_id": job_id, "job_state": "COMPLETED", "nodes": list(range(nodes)), "num_cores_req": 4 * nodes,
-        "num_cores_alloc": 128 * nodes, "num_nodes_req": nodes, "num_nodes_alloc": nodes, "num_tasks": 1.0,
-        "partition": "1", "priority": 1000 + job_id, "qos": "normal", "req_nodes": None, "req_switch": 0,
-        "run_time": run_time, "shared": "0", "start_time": start, "state_reason": "None",
-        "submit_time": T0 + timedelta(seconds=submit), "threads_per_core": None, "time_limit": time_limit,
-        "num_gpus_req": nodes, "num_gpus_alloc": 4 * nodes, "mem_req": 10 * nodes, "mem_alloc": 240 * nodes,
-        "user_id": 300 + job_id, "node_power_consumption": power,
-        "mem_power_consumption": [p // 10 for p in power], "cpu_power_consumption": [p // 5 for p in power],
+        "cores_alloc_layout": "{'r1': [0]}",
+        "cores_allocated": "{'r1': 1}",
+        "cores_per_task": 1,
+        "derived_ec": 0,
+        "eligible_time": T0 + timedelta(seconds=submit + 1),
+        "end_time": end,
+        "group_id": 25200,
+        "job_id": job_id,
+        "job_state": "COMPLETED",
+        "nodes": list(range(nodes)),
+        "num_cores_req": 4 * nodes,
+        "num_cores_alloc": 128 * nodes,
+        "num_nodes_req": nodes,
+        "num_nodes_alloc": nodes,
+        "num_tasks": 1.0,
+        "partition": "1",
+        "priority": 1000 + job_id,
+        "qos": "normal",
+        "req_nodes": None,
+        "req_switch": 0,
+        "run_time": run_time,
+        "shared": "0",
+        "start_time": start,
+        "state_reason": "None",
+        "submit_time": T0 + timedelta(seconds=submit),
+        "threads_per_core": None,
+        "time_limit": time_limit,
+        "num_gpus_req": nodes,
+        "num_gpus_alloc": 4 * nodes,
+        "mem_req": 10 * nodes,
+        "mem_alloc": 240 * nodes,
+        "user_id": 300 + job_id,
+        "node_power_consumption": power,
+        "mem_power_consumption": [p // 10 for p in power],
+        "cpu_power_consumption": [p // 5 for p in power],
     }
     row.update(over)
     return row
@@ -117,7 +176,10 @@ def test_round_trip_exact_values(pm100_file: Path) -> None:
     assert jobs["partition"].to_list() == ["2", "1", "1", "1"]
     assert jobs["state"].to_list() == ["COMPLETED", "FAILED", "COMPLETED", "COMPLETED"]
     assert jobs["power_profile"].to_list() == [
-        [650, 660, 670, 680], [1400, 1500, 1600, 1300], [700, 720, 740], [2800, 2900, 3000]
+        [650, 660, 670, 680],
+        [1400, 1500, 1600, 1300],
+        [700, 720, 740],
+        [2800, 2900, 3000],
     ]
     assert jobs["cpu_power_profile"].to_list()[3] == []
     assert jobs["mem_power_profile"].to_list()[2] == [70, 72, 74]

@@ -25,23 +25,31 @@ class Cap:
 def power_jobs(rows: list[tuple[float, int, float, float, float, float, float]]) -> pl.DataFrame:
     """(submit, size, walltime, runtime, m, M, s) rows; job ids 1..n."""
     cols = list(zip(*rows, strict=True))
-    return pl.DataFrame({
-        "job_id": list(range(1, len(rows) + 1)), "submit_time": [float(x) for x in cols[0]],
-        "size": list(cols[1]), "walltime": [float(x) for x in cols[2]], "runtime": [float(x) for x in cols[3]],
-        "est_dyn_mean": [float(x) for x in cols[4]], "est_dyn_max": [float(x) for x in cols[5]],
-        "est_dyn_std": [float(x) for x in cols[6]],
-    })
+    return pl.DataFrame(
+        {
+            "job_id": list(range(1, len(rows) + 1)),
+            "submit_time": [float(x) for x in cols[0]],
+            "size": list(cols[1]),
+            "walltime": [float(x) for x in cols[2]],
+            "runtime": [float(x) for x in cols[3]],
+            "est_dyn_mean": [float(x) for x in cols[4]],
+            "est_dyn_max": [float(x) for x in cols[5]],
+            "est_dyn_std": [float(x) for x in cols[6]],
+        }
+    )
 
 
 def starts(jobs, policy, check, cap, machine=10, knapsack_until=None, **kw) -> list[float]:
-    res = simulate(jobs, policy, machine, power_check=PowerCheck.named(check, **kw), cap=cap,
-                   knapsack_until=knapsack_until)
+    res = simulate(
+        jobs, policy, machine, power_check=PowerCheck.named(check, **kw), cap=cap, knapsack_until=knapsack_until
+    )
     return res.schedule.sort("job_id")["start_time"].to_list()
 
 
 # reference-spec §1.6 [SELF]: two running jobs with m = 300, s = 50; a candidate with m = 300, s = 50; cap 1000
-GAUSSIAN_EXAMPLE = power_jobs([(0, 1, 100, 100, 300, 300, 50), (0, 1, 100, 100, 300, 300, 50),
-                               (1, 1, 100, 100, 300, 300, 50)])
+GAUSSIAN_EXAMPLE = power_jobs(
+    [(0, 1, 100, 100, 300, 300, 50), (0, 1, 100, 100, 300, 300, 50), (1, 1, 100, 100, 300, 300, 50)]
+)
 
 
 @pytest.mark.parametrize(
@@ -93,8 +101,14 @@ def test_power_blocked_priority_job_and_the_reservation_options() -> None:
     # starves until job 4 ends at 502 ([AMBIG-0.7]). Nodes+power: job 3's shadow is 100 (job 1's end, when
     # 350 + 400 fits); job 4 outlasts it and would not fit next to it (750 + 300 > 1000), so it waits: job 3
     # starts at 100, job 4 at 150 when job 3 ends.
-    jobs = power_jobs([(0, 1, 100, 100, 350, 350, 0), (0, 1, 1000, 1000, 350, 350, 0),
-                       (1, 1, 50, 50, 400, 400, 0), (2, 2, 500, 500, 300, 300, 0)])
+    jobs = power_jobs(
+        [
+            (0, 1, 100, 100, 350, 350, 0),
+            (0, 1, 1000, 1000, 350, 350, 0),
+            (1, 1, 50, 50, 400, 400, 0),
+            (2, 2, 500, 500, 300, 300, 0),
+        ]
+    )
     cap = Cap([0.0], [1000.0])
     assert starts(jobs, "easy-pc", "mean", cap) == [0, 0, 502, 2]
     assert starts(jobs, "easy-pc", "mean", cap, reservation="nodes+power") == [0, 0, 100, 150]
@@ -120,8 +134,17 @@ def power_workloads(draw, max_jobs: int = 20):
         t += draw(st.integers(0, 5))
         wall = draw(st.integers(1, 30))
         m = draw(st.integers(0, 400))
-        rows.append((t, draw(st.integers(1, 8)), wall, draw(st.integers(1, wall + 3)), m,
-                     m + draw(st.integers(0, 300)), draw(st.integers(0, 100))))
+        rows.append(
+            (
+                t,
+                draw(st.integers(1, 8)),
+                wall,
+                draw(st.integers(1, wall + 3)),
+                m,
+                m + draw(st.integers(0, 300)),
+                draw(st.integers(0, 100)),
+            )
+        )
     return power_jobs(rows)
 
 
@@ -147,8 +170,12 @@ def assert_bookkeeping_under_cap(jobs, schedule, pc: PowerCheck, cap: Cap, machi
 
 
 @PROFILE
-@given(power_workloads(), st.sampled_from(CHECKS), st.sampled_from(["easy-pc", "easy-saf-pc", "fcfs", "sjf"]),
-       st.sampled_from(["nodes", "nodes+power"]))
+@given(
+    power_workloads(),
+    st.sampled_from(CHECKS),
+    st.sampled_from(["easy-pc", "easy-saf-pc", "fcfs", "sjf"]),
+    st.sampled_from(["nodes", "nodes+power"]),
+)
 def test_infinite_cap_gives_the_power_free_schedule(jobs, check, policy, reservation) -> None:
     free_policy = {"easy-pc": "easy", "easy-saf-pc": "easy-saf"}.get(policy, policy)
     plain = simulate(jobs, free_policy, 8).schedule
@@ -158,8 +185,13 @@ def test_infinite_cap_gives_the_power_free_schedule(jobs, check, policy, reserva
 
 
 @PROFILE
-@given(power_workloads(), st.sampled_from(CHECKS), st.sampled_from(["easy-pc", "easy-saf-pc"]),
-       st.sampled_from(["nodes", "nodes+power"]), st.lists(st.integers(200, 2000), min_size=0, max_size=3))
+@given(
+    power_workloads(),
+    st.sampled_from(CHECKS),
+    st.sampled_from(["easy-pc", "easy-saf-pc"]),
+    st.sampled_from(["nodes", "nodes+power"]),
+    st.lists(st.integers(200, 2000), min_size=0, max_size=3),
+)
 def test_bookkeeping_never_exceeds_the_cap_at_a_decision(jobs, check, policy, reservation, levels) -> None:
     levels = [*levels, 20_000]  # the last level is above any single job's estimate: every job can start
     times = [0.0] + [float(10 * (i + 1)) for i in range(len(levels) - 1)]
@@ -172,8 +204,9 @@ def test_bookkeeping_never_exceeds_the_cap_at_a_decision(jobs, check, policy, re
 # (p̃ 1000, w 50). Wait ratios 0.5, 0.5, 0.2 → A, B, C; stretch v = 2, 6, 1.01 → ratios 0.01, 0.06, 0.0202 →
 # B, C, A. The cap is 0 W until 1000 (nothing starts), then 250 W: the first jobs in knapsack order that fit.
 # The knapsack window ends at 50,000 s (by default it would end at the cap's first change, as paper 000's).
-KNAPSACK_EXAMPLE = power_jobs([(900, 1, 100, 100, 200, 200, 0), (950, 1, 10, 10, 100, 100, 0),
-                               (990, 1, 1000, 1000, 50, 50, 0)])
+KNAPSACK_EXAMPLE = power_jobs(
+    [(900, 1, 100, 100, 200, 200, 0), (950, 1, 10, 10, 100, 100, 0), (990, 1, 1000, 1000, 50, 50, 0)]
+)
 KNAPSACK_CAP = Cap([0.0, 1000.0, 50_000.0], [0.0, 250.0, 250.0])
 
 
@@ -193,21 +226,30 @@ def test_knapsack_stop_versus_skip() -> None:
     cap = Cap([0.0, 1000.0, 50_000.0], [0.0, 260.0, 260.0])
     assert starts(KNAPSACK_EXAMPLE, "knapsack-wait", "mean", cap, knapsack_until=5e4) == [1000, 1100, 1100]
     assert starts(KNAPSACK_EXAMPLE, "knapsack-wait", "mean", cap, knapsack_until=5e4, knapsack="skip") == [
-        1000, 1100, 1000]
+        1000,
+        1100,
+        1000,
+    ]
 
 
 def test_knapsack_is_easy_pc_after_the_window() -> None:
     # knapsack_until = 0: the whole run is outside the window, so the schedule is EASY+PC's
     for policy in ("knapsack-wait", "knapsack-stretch"):
-        res = simulate(KNAPSACK_EXAMPLE, policy, 10, power_check=PowerCheck.named("mean"), cap=KNAPSACK_CAP,
-                       knapsack_until=0.0)
+        res = simulate(
+            KNAPSACK_EXAMPLE, policy, 10, power_check=PowerCheck.named("mean"), cap=KNAPSACK_CAP, knapsack_until=0.0
+        )
         easy = simulate(KNAPSACK_EXAMPLE, "easy-pc", 10, power_check=PowerCheck.named("mean"), cap=KNAPSACK_CAP)
         assert res.schedule["start_time"].to_list() == easy.schedule["start_time"].to_list()
 
 
 @PROFILE
-@given(power_workloads(), st.sampled_from(CHECKS), st.sampled_from(["knapsack-wait", "knapsack-stretch"]),
-       st.sampled_from(["stop", "skip"]), st.lists(st.integers(200, 2000), min_size=0, max_size=3))
+@given(
+    power_workloads(),
+    st.sampled_from(CHECKS),
+    st.sampled_from(["knapsack-wait", "knapsack-stretch"]),
+    st.sampled_from(["stop", "skip"]),
+    st.lists(st.integers(200, 2000), min_size=0, max_size=3),
+)
 def test_knapsack_bookkeeping_never_exceeds_the_cap(jobs, check, policy, knapsack, levels) -> None:
     levels = [*levels, 20_000]
     times = [0.0] + [float(10 * (i + 1)) for i in range(len(levels) - 1)]

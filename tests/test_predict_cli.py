@@ -26,8 +26,22 @@ def test_predict_runtime_on_kth(tmp_path, method) -> None:
     kth = require_data("swf/KTH-SP2/log.swf")
     out = tmp_path / "kth.parquet"
     report = tmp_path / "report.json"
-    text = _ok(["predict", "runtime", "--workload", str(kth), "--method", method, "--output", str(out),
-                "--report", str(report), "--plots", str(tmp_path)])
+    text = _ok(
+        [
+            "predict",
+            "runtime",
+            "--workload",
+            str(kth),
+            "--method",
+            method,
+            "--output",
+            str(out),
+            "--report",
+            str(report),
+            "--plots",
+            str(tmp_path),
+        ]
+    )
     assert "trace (submit_time + swf_wait + runtime)" in text
     jobs = pl.read_parquet(out)
     assert jobs.height == 28_489 and jobs["pred_runtime"].null_count() == 0
@@ -48,8 +62,20 @@ def test_predicted_runtimes_feed_the_simulator(tmp_path) -> None:
     _ok(["predict", "runtime", "--workload", str(kth), "--method", "rules", "--output", str(pred)])
     waits = {}
     for name, extra in {"walltime": [], "pred": ["--runtime-estimate", "pred_runtime"]}.items():
-        _ok(["simulate", "--workload", str(pred), "--machine-size", "100", "--policy", "easy-sjf",
-             "--output", str(tmp_path / name), *extra])
+        _ok(
+            [
+                "simulate",
+                "--workload",
+                str(pred),
+                "--machine-size",
+                "100",
+                "--policy",
+                "easy-sjf",
+                "--output",
+                str(tmp_path / name),
+                *extra,
+            ]
+        )
         jobs = pl.read_parquet(tmp_path / name / "jobs.parquet")
         waits[name] = jobs["wait"].mean()
         if name == "pred":
@@ -68,26 +94,76 @@ def m100(tmp_path_factory):
 def test_predict_power_history_and_simulate_with_it(tmp_path, m100) -> None:
     out = tmp_path / "pred.parquet"
     report = tmp_path / "power.json"
-    text = _ok(["predict", "power", "--workload", str(m100), "--method", "history", "--output", str(out),
-                "--report", str(report)])
+    text = _ok(
+        [
+            "predict",
+            "power",
+            "--workload",
+            str(m100),
+            "--method",
+            "history",
+            "--output",
+            str(out),
+            "--report",
+            str(report),
+        ]
+    )
     assert "replay (EASY on 980 units)" in text
     rep = json.loads(report.read_text())
     mae = rep["metrics"]["power_mean"]["with_history"]["mae"]
     assert mae < 0.8 * rep["global_mean_baseline"]["power_mean"]["with_history"]["mae"]
     table = pl.read_parquet(out)
     assert {"pred_power_mean", "pred_power_max", "pred_power_std", "has_user_history"} <= set(table.columns)
-    _ok(["simulate", "--workload", str(out), "--platform", "marconi100", "--policy", "easy-pc",
-         "--power-check", "gaussian99", "--power-source", "predicted", "--cap", "0.5", "--window", "10800",
-         "--output", str(tmp_path / "sim")])
+    _ok(
+        [
+            "simulate",
+            "--workload",
+            str(out),
+            "--platform",
+            "marconi100",
+            "--policy",
+            "easy-pc",
+            "--power-check",
+            "gaussian99",
+            "--power-source",
+            "predicted",
+            "--cap",
+            "0.5",
+            "--window",
+            "10800",
+            "--output",
+            str(tmp_path / "sim"),
+        ]
+    )
     summary = json.loads((tmp_path / "sim" / "summary.json").read_text())
     assert summary["power"]["power_source"] == "predicted"
 
 
 @pytest.mark.parametrize("power", ["history", "ml-linear"])
 def test_online_predictors_inside_the_simulation(tmp_path, m100, power) -> None:
-    _ok(["simulate", "--workload", str(m100), "--platform", "marconi100", "--policy", "easy-pc",
-         "--power-check", "gaussian95", "--cap", "0.5", "--window", "10800", "--online-power", power,
-         "--online-runtime", "last2", "--output", str(tmp_path / "sim")])
+    _ok(
+        [
+            "simulate",
+            "--workload",
+            str(m100),
+            "--platform",
+            "marconi100",
+            "--policy",
+            "easy-pc",
+            "--power-check",
+            "gaussian95",
+            "--cap",
+            "0.5",
+            "--window",
+            "10800",
+            "--online-power",
+            power,
+            "--online-runtime",
+            "last2",
+            "--output",
+            str(tmp_path / "sim"),
+        ]
+    )
     summary = json.loads((tmp_path / "sim" / "summary.json").read_text())
     assert summary["power"]["power_source"] == f"online {power}"
     jobs = pl.read_parquet(tmp_path / "sim" / "jobs.parquet")
@@ -99,8 +175,22 @@ def test_predict_power_weekly_ml(tmp_path) -> None:
     weeks = tmp_path / "weeks.parquet"
     _ok(["generate", "m100", "--jobs", "4000", "--seed", "6", "--span-days", "28", "--output", str(weeks)])
     report = tmp_path / "ml.json"
-    _ok(["predict", "power", "--workload", str(weeks), "--method", "ml-linear", "--cv-kind", "timeseries",
-         "--output", str(tmp_path / "ml.parquet"), "--report", str(report)])
+    _ok(
+        [
+            "predict",
+            "power",
+            "--workload",
+            str(weeks),
+            "--method",
+            "ml-linear",
+            "--cv-kind",
+            "timeseries",
+            "--output",
+            str(tmp_path / "ml.parquet"),
+            "--report",
+            str(report),
+        ]
+    )
     rep = json.loads(report.read_text())
     assert rep["models"] and {"week", "metric", "features", "n_train"} <= set(rep["models"][0])
     mae = rep["metrics"]["power_mean"]["with_history"]["mae"]
@@ -108,11 +198,23 @@ def test_predict_power_weekly_ml(tmp_path) -> None:
 
 
 def test_bad_requests_fail_clearly(tmp_path, m100) -> None:
-    result = runner.invoke(app, ["predict", "power", "--workload", str(m100), "--method", "nope",
-                                 "--output", str(tmp_path / "x.parquet")])
+    result = runner.invoke(
+        app, ["predict", "power", "--workload", str(m100), "--method", "nope", "--output", str(tmp_path / "x.parquet")]
+    )
     assert result.exit_code == 2 and "unknown power prediction method" in result.output
-    result = runner.invoke(app, ["predict", "runtime", "--workload", str(m100), "--completion", "trace",
-                                 "--output", str(tmp_path / "x.parquet")])
+    result = runner.invoke(
+        app,
+        [
+            "predict",
+            "runtime",
+            "--workload",
+            str(m100),
+            "--completion",
+            "trace",
+            "--output",
+            str(tmp_path / "x.parquet"),
+        ],
+    )
     assert result.exit_code == 2 and "no trace completion times" in result.output
     result = runner.invoke(app, ["predict", "runtime", "--workload", str(m100), "--output", str(tmp_path / "x.txt")])
     assert result.exit_code == 2 and ".parquet, .csv" in result.output
@@ -120,7 +222,19 @@ def test_bad_requests_fail_clearly(tmp_path, m100) -> None:
 
 def test_runtime_cascade_beats_the_walltime_on_the_synthetic_workload(tmp_path, m100) -> None:
     report = tmp_path / "runtime.json"
-    _ok(["predict", "runtime", "--workload", str(m100), "--method", "rules", "--output", str(tmp_path / "r.csv"),
-         "--report", str(report)])
+    _ok(
+        [
+            "predict",
+            "runtime",
+            "--workload",
+            str(m100),
+            "--method",
+            "rules",
+            "--output",
+            str(tmp_path / "r.csv"),
+            "--report",
+            str(report),
+        ]
+    )
     rep = json.loads(report.read_text())["runtime"]
     assert rep["overall"]["mae"] < 0.6 * rep["walltime"]["mae"]

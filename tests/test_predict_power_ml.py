@@ -69,15 +69,18 @@ def m100() -> tuple[pl.DataFrame, np.ndarray, float]:
 
 
 @parametrize_with_checks(
-    [RFECVGridRegressor(), RFECVGridRegressor(SGDRegressor(), {"alpha": [1e-4, 1e-3]}, cv_kind="timeseries",
-                                              random_state=0)]
+    [
+        RFECVGridRegressor(),
+        RFECVGridRegressor(SGDRegressor(), {"alpha": [1e-4, 1e-3]}, cv_kind="timeseries", random_state=0),
+    ]
 )
 def test_sklearn_estimator_checks(estimator, check) -> None:
     check(estimator)
 
 
-@pytest.mark.parametrize("check", [check_fit_idempotent, check_methods_subset_invariance,
-                                   check_n_features_in_after_fitting])
+@pytest.mark.parametrize(
+    "check", [check_fit_idempotent, check_methods_subset_invariance, check_n_features_in_after_fitting]
+)
 def test_sklearn_checks_with_a_forest(check) -> None:
     est = RFECVGridRegressor(RandomForestRegressor(n_estimators=5), {"max_depth": [2, None]}, cv=3, random_state=0)
     check(type(est).__name__, est)
@@ -117,8 +120,13 @@ def test_estimator_rejects_bad_options() -> None:
 
 
 def test_static_features() -> None:
-    jobs = _jobs([0.0, 3600.0 * 5 + 10, 86_400.0 * 3 + 3600.0 * 23], [1, 1, 2], [500.0] * 3, size=[1, 4, 2],
-                 walltime=[60.0, 7200.0, 600.0])
+    jobs = _jobs(
+        [0.0, 3600.0 * 5 + 10, 86_400.0 * 3 + 3600.0 * 23],
+        [1, 1, 2],
+        [500.0] * 3,
+        size=[1, 4, 2],
+        walltime=[60.0, 7200.0, 600.0],
+    )
     completion = np.array([100.0, 20_000.0, 300_000.0])
     feats = ml_features(jobs, completion, MLPowerConfig(clock_offset=3600.0))
     assert feats["hour"].to_list() == [1.0, 6.0, 0.0]  # hour of (submit + clock_offset), integer
@@ -227,8 +235,9 @@ def test_week_boundaries_and_history_fallbacks() -> None:
     few_out = predict_online(WeeklyMLPowerPredictor("ml-linear", few), jobs, completion)["pred_power_mean"].to_numpy()
     assert np.array_equal(few_out[submit < 200], hmean[submit < 200]) and few_out[35] != hmean[35]
     # nothing before t0 + one week is predicted by a model
-    late = predict_online(WeeklyMLPowerPredictor("ml-linear", MLPowerConfig(t0=150.0, week=100.0, **CHEAP)), jobs,
-                          completion)
+    late = predict_online(
+        WeeklyMLPowerPredictor("ml-linear", MLPowerConfig(t0=150.0, week=100.0, **CHEAP)), jobs, completion
+    )
     assert late.equals(hist.select(out.columns))
 
 
@@ -246,8 +255,7 @@ def test_clip_to_training_range() -> None:
         ("ml-linear", {}),
         ("ml-sgd", {"grid": {"alpha": [1e-4, 1e-3]}, "cv_kind": "timeseries", "max_train_rows": 800}),
         ("ml-linear", {"per_user": True, "select_features": False, "min_train_rows": 30}),
-        ("ml-forest", {"grid": {}, "base_params": {"n_estimators": 5, "max_depth": 4}, "max_train_rows": 300,
-                       "cv": 3}),
+        ("ml-forest", {"grid": {}, "base_params": {"n_estimators": 5, "max_depth": 4}, "max_train_rows": 300, "cv": 3}),
     ],
 )
 def test_sweep_equals_incremental_driver(model, options) -> None:
@@ -290,8 +298,14 @@ def test_predict_power_aligns_with_any_row_order() -> None:
 
 def test_mae_summary() -> None:
     jobs = _jobs([0.0, 1.0, 2.0], [1, 1, 2], [100.0, 200.0, 300.0], runtime=[100.0, 10.0, 100.0])
-    pred = pl.DataFrame({"pred_power_mean": [110.0, 180.0, 300.0], "pred_power_max": [0.0] * 3,
-                         "pred_power_std": [0.0] * 3, "has_user_history": [False, True, True]})
+    pred = pl.DataFrame(
+        {
+            "pred_power_mean": [110.0, 180.0, 300.0],
+            "pred_power_max": [0.0] * 3,
+            "pred_power_std": [0.0] * 3,
+            "has_user_history": [False, True, True],
+        }
+    )
     s = mae_summary(jobs, pred, HistoryConfig(sample_period=20.0))
     assert s["power_mean"]["all"] == pytest.approx(10.0)
     assert s["power_mean"]["with_history"] == pytest.approx(10.0)
@@ -309,8 +323,13 @@ def test_ml_and_history_beat_the_global_mean(m100) -> None:
         "global-mean": {},
         "history": {},
         "ml-linear": {"clock_offset": offset},
-        "ml-forest": {"clock_offset": offset, "grid": {"max_depth": [8]}, "base_params": {"n_estimators": 10},
-                      "max_train_rows": 1_000, "cv": 3},
+        "ml-forest": {
+            "clock_offset": offset,
+            "grid": {"max_depth": [8]},
+            "base_params": {"n_estimators": 10},
+            "max_train_rows": 1_000,
+            "cv": 3,
+        },
     }
     for method, options in runs.items():
         pred = predict_power(jobs, method, completion, **options)

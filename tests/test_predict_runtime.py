@@ -54,8 +54,16 @@ def history_table(history: list[dict], target: dict, *, cores: bool = False) -> 
         if cores:
             row.setdefault("cores", 16)
         rows.append(row)
-    schema = {"job_id": pl.Int64, "submit_time": pl.Float64, "walltime": pl.Float64, "runtime": pl.Float64,
-              "size": pl.Int64, "user_id": pl.Int64, "name": pl.Utf8, "queue": pl.Utf8}
+    schema = {
+        "job_id": pl.Int64,
+        "submit_time": pl.Float64,
+        "walltime": pl.Float64,
+        "runtime": pl.Float64,
+        "size": pl.Int64,
+        "user_id": pl.Int64,
+        "name": pl.Utf8,
+        "queue": pl.Utf8,
+    }
     if cores:
         schema["cores"] = pl.Int64
     return sort_queue_order(pl.DataFrame(rows, schema=schema))
@@ -202,14 +210,16 @@ def test_name_falls_back_to_app_id_then_to_no_names():
 
 
 def last2_jobs() -> tuple[pl.DataFrame, np.ndarray]:
-    jobs = pl.DataFrame({
-        "job_id": [1, 2, 3, 4, 5, 6, 7],
-        "submit_time": [0.0, 10.0, 200.0, 600.0, 700.0, 700.0, 800.0],
-        "walltime": [1000.0, 1000.0, 1000.0, 1000.0, 250.0, 1000.0, 1000.0],
-        "runtime": [500.0, 100.0, 40.0, 60.0, 10.0, 10.0, 10.0],
-        "size": [1] * 7,
-        "user_id": [1, 1, 1, 1, 1, None, 2],
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4, 5, 6, 7],
+            "submit_time": [0.0, 10.0, 200.0, 600.0, 700.0, 700.0, 800.0],
+            "walltime": [1000.0, 1000.0, 1000.0, 1000.0, 250.0, 1000.0, 1000.0],
+            "runtime": [500.0, 100.0, 40.0, 60.0, 10.0, 10.0, 10.0],
+            "size": [1] * 7,
+            "user_id": [1, 1, 1, 1, 1, None, 2],
+        }
+    )
     completion = np.array([500.0, 110.0, 5000.0, 6000.0, 7000.0, 7100.0, 7200.0])
     return jobs, completion
 
@@ -223,19 +233,32 @@ def test_last2_golden():
 
 
 def test_last2_uses_the_last_two_in_completion_order():
-    jobs = pl.DataFrame({
-        "job_id": [1, 2, 3, 4], "submit_time": [0.0, 1.0, 2.0, 1000.0], "walltime": [1e4] * 4,
-        "runtime": [300.0, 200.0, 10.0, 1.0], "size": [1] * 4, "user_id": [7] * 4,
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4],
+            "submit_time": [0.0, 1.0, 2.0, 1000.0],
+            "walltime": [1e4] * 4,
+            "runtime": [300.0, 200.0, 10.0, 1.0],
+            "size": [1] * 4,
+            "user_id": [7] * 4,
+        }
+    )
     completion = np.array([300.0, 201.0, 12.0, 2000.0])  # order: job 3, job 2, job 1
     assert predict_runtime(jobs, "last2", completion)[RUNTIME_OUTPUT][3] == 250.0
 
 
 def test_instant_rules_self_completion_seen_after_its_own_prediction():
-    jobs = pl.DataFrame({
-        "job_id": [1, 2, 3, 4, 5], "submit_time": [0.0, 0.0, 5.0, 10.0, 10.0], "walltime": [100.0] * 5,
-        "runtime": [0.0, 10.0, 3.0, 0.0, 0.0], "size": [1] * 5, "user_id": [1] * 5, "name": ["a"] * 5,
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4, 5],
+            "submit_time": [0.0, 0.0, 5.0, 10.0, 10.0],
+            "walltime": [100.0] * 5,
+            "runtime": [0.0, 10.0, 3.0, 0.0, 0.0],
+            "size": [1] * 5,
+            "user_id": [1] * 5,
+            "name": ["a"] * 5,
+        }
+    )
     completion = np.array([0.0, 10.0, 50.0, 10.0, 10.0])
     for method in ("last2", "rules"):
         for use_sweep in (True, False):
@@ -433,8 +456,9 @@ def test_any_batching_gives_the_same_predictions(jobs, method, data):
     events: list[tuple[str, int]] = []
     k = 0
     for i in range(jobs.height):
-        while k < len(done) and (completion[done[k]] < submit[i] or
-                                 (completion[done[k]] == submit[i] and submit[done[k]] < submit[i])):
+        while k < len(done) and (
+            completion[done[k]] < submit[i] or (completion[done[k]] == submit[i] and submit[done[k]] < submit[i])
+        ):
             events.append(("obs", done[k]))
             k += 1
         events.append(("pred", i))
@@ -445,11 +469,12 @@ def test_any_batching_gives_the_same_predictions(jobs, method, data):
     while pos < len(events):
         kind, first = events[pos]
         end = pos + 1
-        while (end < len(events) and events[end][0] == kind
-               and (kind == "obs" or submit[events[end][1]] == submit[first])):
+        while (
+            end < len(events) and events[end][0] == kind and (kind == "obs" or submit[events[end][1]] == submit[first])
+        ):
             end += 1
         take = data.draw(st.integers(1, end - pos))
-        rows = np.array([e[1] for e in events[pos:pos + take]], dtype=np.int64)
+        rows = np.array([e[1] for e in events[pos : pos + take]], dtype=np.int64)
         if kind == "obs":
             p.observe(rows, completion[rows])
         else:
@@ -470,13 +495,19 @@ def test_no_leakage_from_jobs_completing_later(jobs, method, data):
     later = ~((c < r) | ((c == r) & (s < r)))  # not seen completing at r (NaN: never)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     changed = jobs.with_columns(
-        pl.when(pl.Series(later)).then(pl.Series(rng.integers(0, 30, jobs.height).astype(float)))
-        .otherwise(pl.col("runtime")).alias("runtime"),
+        pl.when(pl.Series(later))
+        .then(pl.Series(rng.integers(0, 30, jobs.height).astype(float)))
+        .otherwise(pl.col("runtime"))
+        .alias("runtime"),
         # jobs submitted after r may change in every column
-        pl.when(pl.Series(later & (s > r))).then(pl.Series(rng.integers(1, 3, jobs.height)))
-        .otherwise(pl.col("size")).alias("size"),
-        pl.when(pl.Series(later & (s > r))).then(pl.lit(3, dtype=pl.Int64))
-        .otherwise(pl.col("user_id")).alias("user_id"),
+        pl.when(pl.Series(later & (s > r)))
+        .then(pl.Series(rng.integers(1, 3, jobs.height)))
+        .otherwise(pl.col("size"))
+        .alias("size"),
+        pl.when(pl.Series(later & (s > r)))
+        .then(pl.lit(3, dtype=pl.Int64))
+        .otherwise(pl.col("user_id"))
+        .alias("user_id"),
     )
     drop = np.flatnonzero(later)
     drop = drop[rng.random(drop.size) < 0.5]
@@ -501,15 +532,27 @@ def test_in_simulation_matches_the_trace_protocol_on_its_own_end_times():
     rng = np.random.default_rng(7)
     n = 300
     submit = np.sort(rng.uniform(0, 5000, n))
-    jobs = pl.DataFrame({
-        "job_id": np.arange(1, n + 1), "submit_time": submit, "walltime": rng.choice([100.0, 400.0], n),
-        "runtime": rng.uniform(1, 99, n), "size": rng.integers(1, 4, n), "user_id": rng.integers(1, 6, n),
-        "name": rng.choice(["ab", "abc", "b", "abd"], n), "queue": rng.choice(["x", "y"], n),
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(1, n + 1),
+            "submit_time": submit,
+            "walltime": rng.choice([100.0, 400.0], n),
+            "runtime": rng.uniform(1, 99, n),
+            "size": rng.integers(1, 4, n),
+            "user_id": rng.integers(1, 6, n),
+            "name": rng.choice(["ab", "abc", "b", "abd"], n),
+            "queue": rng.choice(["x", "y"], n),
+        }
+    )
     for method in ("last2", "rules"):
         result = simulate(jobs, "easy", 8, online=OnlineEstimates(make_runtime_predictor(method), RUNTIME_OUTPUT))
-        ends = jobs.select("job_id").join(result.schedule.select("job_id", "end_time"), on="job_id",
-                                          how="left", maintain_order="left")["end_time"].to_numpy()
+        ends = (
+            jobs.select("job_id")
+            .join(result.schedule.select("job_id", "end_time"), on="job_id", how="left", maintain_order="left")[
+                "end_time"
+            ]
+            .to_numpy()
+        )
         assert np.unique(ends).size == n
         inside = result.schedule.select("job_id").hstack(result.predictions)
         inside = jobs.select("job_id").join(inside, on="job_id", how="left", maintain_order="left").drop("job_id")

@@ -57,7 +57,7 @@ class PyEasy:
             if shadow == math.inf and avail >= jobs.size[head]:
                 shadow = end
         extra = avail - jobs.size[head]
-        for pos in queue[i + 1:]:
+        for pos in queue[i + 1 :]:
             if free == 0:
                 break
             size = jobs.size[pos]
@@ -94,8 +94,9 @@ def test_view_is_read_only_and_holds_no_true_runtime() -> None:
             seen.append(view)
             return super().schedule(view)
 
-    jobs = pl.DataFrame({"job_id": [1, 2], "submit_time": [0.0, 0.0], "size": [8, 8],
-                         "walltime": [10.0, 10.0], "runtime": [3.0, 3.0]})
+    jobs = pl.DataFrame(
+        {"job_id": [1, 2], "submit_time": [0.0, 0.0], "size": [8, 8], "walltime": [10.0, 10.0], "runtime": [3.0, 3.0]}
+    )
     simulate(jobs, Spy(), MACHINE)
     with pytest.raises(ValueError):
         seen[0].jobs.size[0] = 1
@@ -107,8 +108,15 @@ def test_view_is_read_only_and_holds_no_true_runtime() -> None:
 
 
 def test_illegal_decisions_are_refused_with_the_job_id() -> None:
-    jobs = pl.DataFrame({"job_id": [10, 20], "submit_time": [0.0, 1.0], "size": [6, 6],
-                         "walltime": [10.0, 10.0], "runtime": [10.0, 10.0]})
+    jobs = pl.DataFrame(
+        {
+            "job_id": [10, 20],
+            "submit_time": [0.0, 1.0],
+            "size": [6, 6],
+            "walltime": [10.0, 10.0],
+            "runtime": [10.0, 10.0],
+        }
+    )
 
     class Greedy:
         name = "greedy"
@@ -143,16 +151,25 @@ def test_a_policy_that_starts_nothing_is_reported() -> None:
 
 def test_not_a_policy() -> None:
     with pytest.raises(SimulationError, match="schedule"):
-        simulate(pl.DataFrame({"job_id": [1], "submit_time": [0.0], "size": [1], "walltime": [1.0],
-                               "runtime": [1.0]}), object(), MACHINE)
+        simulate(
+            pl.DataFrame({"job_id": [1], "submit_time": [0.0], "size": [1], "walltime": [1.0], "runtime": [1.0]}),
+            object(),
+            MACHINE,
+        )
 
 
 def test_progress_with_a_python_policy() -> None:
     rng = np.random.default_rng(0)
     n = 300
-    jobs = pl.DataFrame({"job_id": np.arange(n), "submit_time": np.sort(rng.uniform(0, 1000, n)),
-                         "size": rng.integers(1, MACHINE + 1, n), "walltime": rng.uniform(1, 50, n),
-                         "runtime": rng.uniform(0, 50, n)})
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(n),
+            "submit_time": np.sort(rng.uniform(0, 1000, n)),
+            "size": rng.integers(1, MACHINE + 1, n),
+            "walltime": rng.uniform(1, 50, n),
+            "runtime": rng.uniform(0, 50, n),
+        }
+    )
     calls: list[int] = []
     a = simulate(jobs, PyEasy(), MACHINE, progress=lambda d, t: calls.append(d), chunks=10).schedule
     assert a.equals(simulate(jobs, "easy", MACHINE).schedule.with_columns(a["first_reservation"]))

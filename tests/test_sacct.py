@@ -418,8 +418,10 @@ def test_round_trip(jobs: list[dict[str, Any]], epoch_digits: bool, crlf: bool) 
 def test_load_workload_dispatches_sacct_by_ending_and_by_content(tmp_path) -> None:
     from wattsched.workload.load import load_workload
 
-    text = ("JobIDRaw|JobName|UID|Partition|Submit|Start|End|ElapsedRaw|TimelimitRaw|State|NNodes|NCPUS\n"
-            "11|a|1000|p|2024-01-01T00:00:00|2024-01-01T00:01:00|2024-01-01T00:11:00|600|60|COMPLETED|2|64\n")
+    text = (
+        "JobIDRaw|JobName|UID|Partition|Submit|Start|End|ElapsedRaw|TimelimitRaw|State|NNodes|NCPUS\n"
+        "11|a|1000|p|2024-01-01T00:00:00|2024-01-01T00:01:00|2024-01-01T00:11:00|600|60|COMPLETED|2|64\n"
+    )
     for name in ("jobs.sacct", "jobs.txt", "jobs.log"):
         path = tmp_path / name
         path.write_text(text)
@@ -431,10 +433,17 @@ def test_load_workload_dispatches_sacct_by_ending_and_by_content(tmp_path) -> No
 def test_reqmem_when_the_tres_have_no_memory(tmp_path: Path) -> None:
     header = "JobIDRaw|Submit|Start|End|ElapsedRaw|TimelimitRaw|State|NNodes|NCPUS|ReqMem|AllocTRES"
     lines = [header]
-    for jid, reqmem, tres in (("1", "16G", "cpu=8,node=2"), ("2", "4000Mc", "cpu=8"), ("3", "16Gn", "node=2"),
-                              ("4", "0", ""), ("5", "2G", "mem=1G"), ("6", "lots", "")):
-        lines.append(f"{jid}|2024-03-01T10:00:00|2024-03-01T10:01:00|2024-03-01T11:01:00|3600|120|COMPLETED|2|8|"
-                     f"{reqmem}|{tres}")
+    for jid, reqmem, tres in (
+        ("1", "16G", "cpu=8,node=2"),
+        ("2", "4000Mc", "cpu=8"),
+        ("3", "16Gn", "node=2"),
+        ("4", "0", ""),
+        ("5", "2G", "mem=1G"),
+        ("6", "lots", ""),
+    ):
+        lines.append(
+            f"{jid}|2024-03-01T10:00:00|2024-03-01T10:01:00|2024-03-01T11:01:00|3600|120|COMPLETED|2|8|{reqmem}|{tres}"
+        )
     jobs, rejects, _ = read_sacct(write(tmp_path, "mem.sacct", "\n".join(lines) + "\n"))
     mem = dict(zip(jobs["job_id"].to_list(), jobs["mem"].to_list(), strict=True))
     assert mem == {1: 16.0, 2: pytest.approx(8 * 4000 / 1024), 3: 32.0, 4: None, 5: 1.0}  # AllocTRES mem wins

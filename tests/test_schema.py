@@ -32,14 +32,21 @@ def test_each_rule_names_field_and_reason(cols, field, reason) -> None:
 
 
 def test_duplicates_are_judged_among_valid_rows() -> None:
-    jobs = pl.DataFrame({
-        "job_id": [1, 2, 2, 2], "submit_time": [0.0, 1, 2, 3], "walltime": [10.0, -1, 5, 5],
-        "runtime": [1.0, 2, 3, 3], "size": [1, 1, 1, 1], "line": [2, 3, 4, 5],
-    })
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 2, 2],
+            "submit_time": [0.0, 1, 2, 3],
+            "walltime": [10.0, -1, 5, 5],
+            "runtime": [1.0, 2, 3, 3],
+            "size": [1, 1, 1, 1],
+            "line": [2, 3, 4, 5],
+        }
+    )
     good, rejects = validate_jobs(coerce_columns(jobs), machine_size=4, source="t", line_column="line")
     assert good["submit_time"].to_list() == [0.0, 2.0]  # the first valid row with id 2 is kept
     assert rejects.select("line", "reason").rows() == [
-        (3, "walltime is negative"), (5, "duplicate job id (an earlier row has it)")
+        (3, "walltime is negative"),
+        (5, "duplicate job id (an earlier row has it)"),
     ]
     assert "line" not in good.columns
 

@@ -50,5 +50,8 @@ def test_streamed_exadata_holds_the_in_memory_samples_and_the_jobs_get_their_pow
     assert direct["job_id"].equals(dataset["job_id"])  # windows merge the statistics to rounding error
     assert np.allclose(direct["power_mean"], dataset["power_mean"], rtol=1e-12)
     assert np.allclose(direct["power_std"], dataset["power_std"], rtol=1e-9)
-    assert pl.read_parquet(tmp_path / "ps0_input_power" / "part-00000.parquet").columns == ["timestamp", "value",
-                                                                                          "node"]
+    assert pl.read_parquet(tmp_path / "ps0_input_power" / "part-00000.parquet").columns == [
+        "timestamp",
+        "value",
+        "node",
+    ]

@@ -22,17 +22,21 @@ predict_app = typer.Typer(help="Add online power or runtime predictions to a wor
 app.add_typer(predict_app, name="predict")
 data_app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
-dataset_app = typer.Typer(help="Build per-job power datasets from job tables and node telemetry (PM100 method).",
-                          no_args_is_help=True)
+dataset_app = typer.Typer(
+    help="Build per-job power datasets from job tables and node telemetry (PM100 method).", no_args_is_help=True
+)
 app.add_typer(dataset_app, name="dataset")
-campaign_app = typer.Typer(help="Run grids of simulations (campaigns), resumable, locally or on Dask.",
-                           no_args_is_help=True)
+campaign_app = typer.Typer(
+    help="Run grids of simulations (campaigns), resumable, locally or on Dask.", no_args_is_help=True
+)
 app.add_typer(campaign_app, name="campaign")
-eamc_app = typer.Typer(help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.",
-                       no_args_is_help=True)
+eamc_app = typer.Typer(
+    help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.", no_args_is_help=True
+)
 app.add_typer(eamc_app, name="eamc")
-rmap_app = typer.Typer(help="RMAP (paper 004): hardware overprovisioning under a global power bound.",
-                       no_args_is_help=True)
+rmap_app = typer.Typer(
+    help="RMAP (paper 004): hardware overprovisioning under a global power bound.", no_args_is_help=True
+)
 app.add_typer(rmap_app, name="rmap")
 # Piped output (CI logs, files) gets a wide console so tables are not squeezed to 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=160)
@@ -83,15 +87,20 @@ def simulate(
     ] = None,
     power_source: Annotated[str, typer.Option(help="Estimates the check uses: real, predicted or naive.")] = "real",
     cap: Annotated[
-        str | None, typer.Option(help="Cap on dynamic power: a fraction of the platform's dynamic range, or watts "
-                                      "with a W suffix (350000W).")
+        str | None,
+        typer.Option(
+            help="Cap on dynamic power: a fraction of the platform's dynamic range, or watts with a W suffix (350000W)."
+        ),
     ] = None,
     window: Annotated[
         float | None, typer.Option(help="The cap holds during [0, WINDOW) s, then --post-window-cap (paper 000).")
     ] = None,
     post_window_cap: Annotated[
-        str, typer.Option(help="Cap after the window: none (default: no power check after it), dynamic_range (the "
-                               "artifact's 719,880 W on M100), a fraction, or watts.")
+        str,
+        typer.Option(
+            help="Cap after the window: none (default: no power check after it), dynamic_range (the "
+            "artifact's 719,880 W on M100), a fraction, or watts."
+        ),
     ] = "none",
     cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
     reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
@@ -108,23 +117,32 @@ def simulate(
     baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
     online_power: Annotated[
         str | None,
-        typer.Option(help="Predict power inside the simulation, learning from simulated completions: history, "
-                          "ml-linear, ml-forest, ml-svr or ml-sgd (replaces --power-source)."),
+        typer.Option(
+            help="Predict power inside the simulation, learning from simulated completions: history, "
+            "ml-linear, ml-forest, ml-svr or ml-sgd (replaces --power-source)."
+        ),
     ] = None,
     online_runtime: Annotated[
         str | None,
-        typer.Option(help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
-                          "(replaces --runtime-estimate)."),
+        typer.Option(
+            help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
+            "(replaces --runtime-estimate)."
+        ),
     ] = None,
     window_start: Annotated[
         float | None,
-        typer.Option(help="Simulate only the workload window starting at this instant (s, the workload's clock); "
-                          "times are shifted so that it starts at 0."),
+        typer.Option(
+            help="Simulate only the workload window starting at this instant (s, the workload's clock); "
+            "times are shifted so that it starts at 0."
+        ),
     ] = None,
     window_hours: Annotated[float, typer.Option(help="Length of the --window-start window (h).")] = 24.0,
     prestate: Annotated[
-        str, typer.Option(help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
-                               "decides), prestart (running ones started at 0 without a check) or drop.")
+        str,
+        typer.Option(
+            help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
+            "decides), prestart (running ones started at 0 without a check) or drop."
+        ),
     ] = "requeue",
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
@@ -138,21 +156,43 @@ def simulate(
             read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=machine_size)
         elif prestate != "requeue" or window_hours != 24.0:
             raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
-        power = _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file,
-                             reservation, knapsack, cap_basis, subtract_idle, sigma_scaling)
+        power = _power_setup(
+            platform,
+            power_check,
+            power_source,
+            cap,
+            window,
+            post_window_cap,
+            cap_file,
+            reservation,
+            knapsack,
+            cap_basis,
+            subtract_idle,
+            sigma_scaling,
+        )
         if online_power is not None and power is None:
             _fail("--online-power needs --platform, --power-check and --cap (or --cap-file)")
-        options = {"machine_size": machine_size, "window": _parse_window(metrics_window), "power": power,
-                   "baseline": baseline, "online_power": online_power, "online_runtime": online_runtime,
-                   "runtime_estimate": runtime_estimate}
+        options = {
+            "machine_size": machine_size,
+            "window": _parse_window(metrics_window),
+            "power": power,
+            "baseline": baseline,
+            "online_power": online_power,
+            "online_runtime": online_runtime,
+            "runtime_estimate": runtime_estimate,
+        }
         if read.jobs.height > PROGRESS_THRESHOLD:
             with Progress(
-                TextColumn("[bold]simulating[/] " + policy), BarColumn(), MofNCompleteColumn(),
-                TextColumn("jobs submitted"), TimeElapsedColumn(), console=err, transient=True,
+                TextColumn("[bold]simulating[/] " + policy),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("jobs submitted"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
             ) as bar:
                 task = bar.add_task("sim", total=read.jobs.height)
-                run = run_policy(read, policy, progress=lambda done, total: bar.update(task, completed=done),
-                                 **options)
+                run = run_policy(read, policy, progress=lambda done, total: bar.update(task, completed=done), **options)
         else:
             run = run_policy(read, policy, **options)
         paths = write_run(run, output, fmt.value)
@@ -162,8 +202,20 @@ def simulate(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
-def _power_setup(platform, power_check, power_source, cap, window, post_window_cap, cap_file, reservation, knapsack,
-                 cap_basis, subtract_idle, sigma_scaling):
+def _power_setup(
+    platform,
+    power_check,
+    power_source,
+    cap,
+    window,
+    post_window_cap,
+    cap_file,
+    reservation,
+    knapsack,
+    cap_basis,
+    subtract_idle,
+    sigma_scaling,
+):
     """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options."""
     from wattsched.policies.powercheck import PowerCheck
     from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
@@ -194,8 +246,9 @@ def _power_setup(platform, power_check, power_source, cap, window, post_window_c
         raise ValueError("--window needs --cap")
     if check.check != "none" and schedule is None:
         raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
-    return PowerSetup(plat, check, power_source, schedule, window, subtract_idle=subtract_idle,
-                      sigma_scaling=sigma_scaling)
+    return PowerSetup(
+        plat, check, power_source, schedule, window, subtract_idle=subtract_idle, sigma_scaling=sigma_scaling
+    )
 
 
 @app.command()
@@ -280,23 +333,34 @@ def generate_telemetry_cmd(
     from wattsched.dataset.synthetic import place_jobs, write_synthetic_exadata
 
     try:
-        machine = place_jobs(jobs, n_nodes=nodes, hours=days * 24.0, period=period, shared_share=shared_share,
-                             missing_share=missing_share, outages=outages, median_seconds=median_minutes * 60.0,
-                             seed=seed)
+        machine = place_jobs(
+            jobs,
+            n_nodes=nodes,
+            hours=days * 24.0,
+            period=period,
+            shared_share=shared_share,
+            missing_share=missing_share,
+            outages=outages,
+            median_seconds=median_minutes * 60.0,
+            seed=seed,
+        )
         output.mkdir(parents=True, exist_ok=True)
         machine.jobs.write_parquet(output / "jobs.parquet")
         rows = write_synthetic_exadata(machine, output / "telemetry")
     except ValueError as exc:
         _fail(str(exc))
-    console.print(f"wrote {machine.jobs.height:,} jobs to {output / 'jobs.parquet'} and {2 * rows:,} PSU samples "
-                  f"to {output / 'telemetry'}")
+    console.print(
+        f"wrote {machine.jobs.height:,} jobs to {output / 'jobs.parquet'} and {2 * rows:,} PSU samples "
+        f"to {output / 'telemetry'}"
+    )
 
 
 @app.command()
 def demo(
     output: Annotated[Path, typer.Option(help="Directory for the demo's results and figures.")] = Path("demo-output"),
-    kind: Annotated[str, typer.Option(help="campaign (power caps, checks, dashboard) or policies (Lublin).")]
-    = "campaign",
+    kind: Annotated[
+        str, typer.Option(help="campaign (power caps, checks, dashboard) or policies (Lublin).")
+    ] = "campaign",
     jobs: Annotated[int | None, typer.Option(help="Jobs in the generated workload.")] = None,
     machine_size: Annotated[int, typer.Option(help="Processors (policies demo).")] = 256,
     load: Annotated[float, typer.Option(help="Offered load (policies demo).")] = 0.85,
@@ -319,15 +383,28 @@ def demo(
     )
     rows = run_demo(output, jobs=jobs, machine_size=machine_size, load=load, seed=seed)
     table = Table(title=f"policies on {jobs} Lublin jobs ({machine_size} processors, load {load})")
-    for col in ("policy", "mean wait (s)", "p90 wait (s)", "mean bsld", "max bsld", "utilisation",
-                "makespan (s)", "simulated jobs/s"):
+    for col in (
+        "policy",
+        "mean wait (s)",
+        "p90 wait (s)",
+        "mean bsld",
+        "max bsld",
+        "utilisation",
+        "makespan (s)",
+        "simulated jobs/s",
+    ):
         table.add_column(col, justify="right" if col != "policy" else "left")
     for r in rows:
         m = r.run.summary["metrics"]
         table.add_row(
-            r.policy, f"{m['wait_mean']:,.0f}", f"{m['wait_p90']:,.0f}", f"{m['bounded_slowdown_mean']:,.2f}",
-            f"{m['bounded_slowdown_max']:,.0f}", f"{m['utilisation']:.3f}",
-            f"{m['makespan_from_first_submit']:,.0f}", f"{jobs / max(r.run.result.elapsed_s, 1e-9):,.0f}",
+            r.policy,
+            f"{m['wait_mean']:,.0f}",
+            f"{m['wait_p90']:,.0f}",
+            f"{m['bounded_slowdown_mean']:,.2f}",
+            f"{m['bounded_slowdown_max']:,.0f}",
+            f"{m['utilisation']:.3f}",
+            f"{m['makespan_from_first_submit']:,.0f}",
+            f"{jobs / max(r.run.result.elapsed_s, 1e-9):,.0f}",
         )
     console.print(table)
     console.print(f"figure: {output / 'policies.png'}; per-policy results in {output}/<policy>/")
@@ -346,26 +423,38 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
     spec_path = output / "campaign.toml"
     spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
     spec = load_spec(spec_path)
-    console.print(f"Campaign {spec_path}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "
-                  "EASY+PC, 11 estimators × caps 0.5 and 0.7, plus EASY baselines")
+    console.print(
+        f"Campaign {spec_path}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "
+        "EASY+PC, 11 estimators × caps 0.5 and 0.7, plus EASY baselines"
+    )
     t0 = time.perf_counter()
-    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                  transient=True) as bar:
+    with Progress(
+        TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+    ) as bar:
         task = bar.add_task("runs", total=None)
-        run = run_campaign(spec, output / "campaign", workers=workers,
-                           progress=lambda d, t: bar.update(task, completed=d, total=t), log=lambda m: err.print(m))
+        run = run_campaign(
+            spec,
+            output / "campaign",
+            workers=workers,
+            progress=lambda d, t: bar.update(task, completed=d, total=t),
+            log=lambda m: err.print(m),
+        )
     report = output / "report"
     paths = write_figures(output / "campaign", report)
     dashboard = write_dashboard(output / "campaign", report / "dashboard.html")
     _print_campaign_summary(output / "campaign")
-    console.print(f"{run.total} runs in {time.perf_counter() - t0:.0f} s; {len(paths)} figures in {report}; "
-                  f"dashboard: {dashboard}")
+    console.print(
+        f"{run.total} runs in {time.perf_counter() - t0:.0f} s; {len(paths)} figures in {report}; "
+        f"dashboard: {dashboard}"
+    )
 
 
 CompletionOption = Annotated[
     str,
-    typer.Option(help="Completion times the predictor learns from: auto (the trace's, else an EASY replay), "
-                      "trace, replay or no-wait (submit + runtime)."),
+    typer.Option(
+        help="Completion times the predictor learns from: auto (the trace's, else an EASY replay), "
+        "trace, replay or no-wait (submit + runtime)."
+    ),
 ]
 
 
@@ -391,8 +480,12 @@ def _write_extras(run, plots: Path | None, report: Path | None, what: str, unit:
     from wattsched.predict.evaluate import boxplot_per_user
 
     if plots is not None:
-        path = boxplot_per_user(run.per_user_mae, plots / f"{what}_mae_per_user.png",
-                                title=f"{what}: MAE per user", ylabel=f"MAE per user ({unit})")
+        path = boxplot_per_user(
+            run.per_user_mae,
+            plots / f"{what}_mae_per_user.png",
+            title=f"{what}: MAE per user",
+            ylabel=f"MAE per user ({unit})",
+        )
         console.print(f"figure: {path}")
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
@@ -405,7 +498,10 @@ def _error_row(table: Table, label: str, stats: dict, scale: float = 1.0) -> Non
         table.add_row(label, "0", "–", "–", "–", "–")
         return
     table.add_row(
-        label, f"{stats['jobs']:,}", f"{stats['mae'] / scale:,.1f}", f"{stats['median_ae'] / scale:,.1f}",
+        label,
+        f"{stats['jobs']:,}",
+        f"{stats['mae'] / scale:,.1f}",
+        f"{stats['median_ae'] / scale:,.1f}",
         f"{stats['under_share']:.1%} ({stats['under_mean'] / scale:,.1f})",
         f"{stats['over_share']:.1%} ({stats['over_mean'] / scale:,.1f})",
     )
@@ -413,8 +509,14 @@ def _error_row(table: Table, label: str, stats: dict, scale: float = 1.0) -> Non
 
 def _error_table(title: str, unit: str) -> Table:
     table = Table(title=title)
-    for col in ("jobs", "count", f"MAE ({unit})", f"median AE ({unit})", "under-predicted (mean)",
-                "over-predicted (mean)"):
+    for col in (
+        "jobs",
+        "count",
+        f"MAE ({unit})",
+        f"median AE ({unit})",
+        "under-predicted (mean)",
+        "over-predicted (mean)",
+    ):
         table.add_column(col, justify="left" if col == "jobs" else "right")
     return table
 
@@ -426,18 +528,21 @@ def predict_power_cmd(
     method: Annotated[str, typer.Option(help="history, ml-linear, ml-forest, ml-svr or ml-sgd.")] = "history",
     completion: CompletionOption = "auto",
     machine_size: Annotated[int | None, typer.Option(help="Machine size for an EASY replay.")] = None,
-    platform: Annotated[str, typer.Option(help="Platform preset or file: its node maximum is the last fallback.")]
-    = "marconi100",
+    platform: Annotated[
+        str, typer.Option(help="Platform preset or file: its node maximum is the last fallback.")
+    ] = "marconi100",
     alpha: Annotated[float, typer.Option(help="History weight exponent α (θ = (1 − (r−C)/s)^α).")] = 2.0,
     eps: Annotated[float, typer.Option(help="ε added to the whole-history window s, seconds ([AMBIG-0.4]).")] = 1.0,
     window: Annotated[float | None, typer.Option(help="Fixed history window s in seconds (default: all).")] = None,
-    cv_kind: Annotated[str, typer.Option(help="ML: folds of RFECV and the grid search, kfold or timeseries.")]
-    = "kfold",
+    cv_kind: Annotated[
+        str, typer.Option(help="ML: folds of RFECV and the grid search, kfold or timeseries.")
+    ] = "kfold",
     max_train_rows: Annotated[
         int | None, typer.Option(help="ML: train each week on the most recent N completed jobs only (default: all).")
     ] = None,
-    t0: Annotated[float | None, typer.Option(help="ML: start of week 0 on the submit clock (default: 1st submit).")]
-    = None,
+    t0: Annotated[
+        float | None, typer.Option(help="ML: start of week 0 on the submit clock (default: 1st submit).")
+    ] = None,
     n_jobs: Annotated[int | None, typer.Option(help="ML: parallel workers of the cross-validation.")] = None,
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
@@ -457,8 +562,14 @@ def predict_power_cmd(
         read = load_workload(workload, machine_size=machine_size, strict=strict)
         cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
         ml = {"cv_kind": cv_kind, "max_train_rows": max_train_rows, "t0": t0, "n_jobs": n_jobs}
-        run = run_power_prediction(read, method, completion=completion, machine_size=machine_size, history=cfg,
-                                   **(ml if method.startswith("ml-") else {}))
+        run = run_power_prediction(
+            read,
+            method,
+            completion=completion,
+            machine_size=machine_size,
+            history=cfg,
+            **(ml if method.startswith("ml-") else {}),
+        )
         _write_predictions(run, output, read.provenance)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
@@ -473,8 +584,10 @@ def predict_power_cmd(
         _error_row(table, "global-mean baseline", base.get("overall", {}))
         console.print(table)
         pu, bpu = rep["per_user_mae"], base.get("per_user_mae", {})
-        console.print(f"median per-user MAE: {pu['median']:,.1f} W over {pu['users']:,} users "
-                      f"(global mean: {bpu.get('median', float('nan')):,.1f} W)")
+        console.print(
+            f"median per-user MAE: {pu['median']:,.1f} W over {pu['users']:,} users "
+            f"(global mean: {bpu.get('median', float('nan')):,.1f} W)"
+        )
     console.print(f"wrote {output}")
     _write_extras(run, plots, report, "power", "W")
 
@@ -485,8 +598,7 @@ def predict_runtime_cmd(
     output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with a pred_runtime column.")],
     method: Annotated[str, typer.Option(help="walltime, last2, rules, or oracle (the truth, a baseline).")] = "rules",
     completion: CompletionOption = "auto",
-    machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")]
-    = None,
+    machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")] = None,
     min_prefix: Annotated[int, typer.Option(help="rules: shortest name prefix that counts as similar.")] = 1,
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
@@ -514,8 +626,10 @@ def predict_runtime_cmd(
     if "rule_share" in rep:
         shares = ", ".join(f"{r}: {s:.1%}" for r, s in rep["rule_share"].items())
         console.print(f"share of jobs per rule: {shares}")
-    console.print(f"median per-user MAE: {rep['per_user_mae']['median'] / 60:,.1f} min over "
-                  f"{rep['per_user_mae']['users']:,} users")
+    console.print(
+        f"median per-user MAE: {rep['per_user_mae']['median'] / 60:,.1f} min over "
+        f"{rep['per_user_mae']['users']:,} users"
+    )
     console.print(f"wrote {output}")
     _write_extras(run, plots, report, "runtime", "s")
 
@@ -523,18 +637,27 @@ def predict_runtime_cmd(
 @dataset_app.command("build")
 def dataset_build(
     jobs: Annotated[Path, typer.Option(help="Job table (.parquet or .csv): job_id, start_time, end_time, nodes.")],
-    telemetry: Annotated[
-        Path, typer.Option(help="Parquet file or directory: node, timestamp and ps0+ps1 or watts.")
-    ],
+    telemetry: Annotated[Path, typer.Option(help="Parquet file or directory: node, timestamp and ps0+ps1 or watts.")],
     output: Annotated[Path, typer.Option(help="Dataset (.parquet, PM100 schema); rejects: <stem>.rejects.parquet.")],
     period: Annotated[float, typer.Option(help="Telemetry sample period θ (s).")] = 20.0,
-    legacy_split: Annotated[bool, typer.Option(help="Test exclusivity per month and single/multi-node, as the "
-                                                    "reference scripts (default: globally).")] = False,
+    legacy_split: Annotated[
+        bool,
+        typer.Option(
+            help="Test exclusivity per month and single/multi-node, as the reference scripts (default: globally)."
+        ),
+    ] = False,
     max_missing: Annotated[float, typer.Option(help="Share of missing samples a job may have (0: strict).")] = 0.0,
-    snap: Annotated[float, typer.Option(help="Use telemetry rows up to this many seconds off the θ grid, at the "
-                                             "nearest instant (default: exact timestamps only).")] = 0.0,
-    memory_gb: Annotated[float, typer.Option(help="Memory for the telemetry matrices of one window, per worker "
-                                                  "(GiB); sets the window length.")] = 1.0,
+    snap: Annotated[
+        float,
+        typer.Option(
+            help="Use telemetry rows up to this many seconds off the θ grid, at the "
+            "nearest instant (default: exact timestamps only)."
+        ),
+    ] = 0.0,
+    memory_gb: Annotated[
+        float,
+        typer.Option(help="Memory for the telemetry matrices of one window, per worker (GiB); sets the window length."),
+    ] = 1.0,
     executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
     workers: Annotated[int, typer.Option(help="Windows read in parallel.")] = 1,
     address: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
@@ -548,17 +671,32 @@ def dataset_build(
     stats = ExtractionStats()
     try:
         table = pl.read_parquet(jobs) if jobs.suffix == ".parquet" else pl.read_csv(jobs)
-        with Progress(TextColumn("[bold]telemetry windows"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("{task.fields[rows]:,} rows"), TimeElapsedColumn(), console=err,
-                      transient=True) as bar:
+        with Progress(
+            TextColumn("[bold]telemetry windows"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rows]:,} rows"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
             task = bar.add_task("windows", total=None, rows=0)
 
             def progress(done: int, total: int, rows: int) -> None:
                 bar.update(task, completed=done, total=total, rows=rows)
 
             dataset, rejects = build_dataset(
-                table, telemetry, period=period, legacy_split=legacy_split, max_missing=max_missing, snap=snap,
-                memory_gb=memory_gb, executor=executor, workers=workers, address=address, progress=progress,
+                table,
+                telemetry,
+                period=period,
+                legacy_split=legacy_split,
+                max_missing=max_missing,
+                snap=snap,
+                memory_gb=memory_gb,
+                executor=executor,
+                workers=workers,
+                address=address,
+                progress=progress,
                 stats=stats,
             )
     except (ValueError, FileNotFoundError, pl.exceptions.PolarsError, OSError) as exc:
@@ -568,8 +706,10 @@ def dataset_build(
     rejects_path = output.with_name(output.stem + ".rejects.parquet")
     rejects.write_parquet(rejects_path)
     counts = ", ".join(f"{s}: {n:,}" for s, n in rejects.group_by("stage").len().sort("stage").iter_rows())
-    console.print(f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
-                  f"({counts or 'none'}) in {rejects_path}")
+    console.print(
+        f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
+        f"({counts or 'none'}) in {rejects_path}"
+    )
     console.print(f"telemetry: {stats.telemetry_rows:,} rows read in {stats.windows:,} window(s)")
     for note in stats.notes:
         console.print(f"[yellow]note:[/] {note}")
@@ -590,8 +730,13 @@ def data_fetch(
 
     if dataset != "pm100":
         _fail(f"unknown dataset {dataset!r}; available: pm100")
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:,} bytes"),
-                  console=err, transient=True) as bar:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} bytes"),
+        console=err,
+        transient=True,
+    ) as bar:
         tasks: dict[str, int] = {}
 
         def progress(name: str, done: int, total: int | None) -> None:
@@ -600,8 +745,9 @@ def data_fetch(
             bar.update(tasks[name], completed=done)
 
         try:
-            paths = fetch_record(record or PM100_RECORD, to, files=file or ["job_table.parquet"], base_url=base_url,
-                                 progress=progress)
+            paths = fetch_record(
+                record or PM100_RECORD, to, files=file or ["job_table.parquet"], base_url=base_url, progress=progress
+            )
         except FetchError as exc:
             _fail(str(exc))
     for path in paths:
@@ -614,8 +760,7 @@ def data_convert(
     output: Annotated[
         Path, typer.Option(help="Output by extension: .swf/.swf.gz, .parquet, .csv/.csv.gz, or .json (Batsim v4).")
     ],
-    machine_size: Annotated[int | None, typer.Option(help="Machine size (when the input does not declare it).")]
-    = None,
+    machine_size: Annotated[int | None, typer.Option(help="Machine size (when the input does not declare it).")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
 ) -> None:
     """Read a workload (rejects reported) and write it in another format."""
@@ -629,8 +774,9 @@ def data_convert(
     name = output.name.lower()
     try:
         read = load_workload(input, machine_size=machine_size, strict=strict)
-        prov = read.provenance if machine_size is None else dataclasses.replace(read.provenance,
-                                                                               machine_size=machine_size)
+        prov = (
+            read.provenance if machine_size is None else dataclasses.replace(read.provenance, machine_size=machine_size)
+        )
         output.parent.mkdir(parents=True, exist_ok=True)
         if name.endswith((".swf", ".swf.gz")):
             write_swf(read.jobs, output, provenance=prov, machine_size=prov.machine_size)
@@ -648,8 +794,10 @@ def data_convert(
             _fail(f"--output must end in .swf, .swf.gz, .parquet, .csv, .csv.gz or .json, got {output.name}")
     except (WorkloadError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
-    console.print(f"wrote {read.jobs.height:,} jobs to {output}"
-                  + (f" ({read.rejects.height:,} input lines rejected)" if read.rejects.height else ""))
+    console.print(
+        f"wrote {read.jobs.height:,} jobs to {output}"
+        + (f" ({read.rejects.height:,} input lines rejected)" if read.rejects.height else "")
+    )
 
 
 @campaign_app.command("run")
@@ -674,8 +822,13 @@ def campaign_run(
         dispatch = is_dispatch_data(data)
         parsed = parse_dispatch_spec(data, str(spec)) if dispatch else parse_spec(data, str(spec))
         with Progress(
-            TextColumn("[bold]campaign[/] " + parsed.name), BarColumn(), MofNCompleteColumn(),
-            TextColumn("runs"), TimeElapsedColumn(), console=err, transient=True,
+            TextColumn("[bold]campaign[/] " + parsed.name),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("runs"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
         ) as bar:
             task = bar.add_task("runs", total=None)
 
@@ -683,15 +836,32 @@ def campaign_run(
                 bar.update(task, completed=done, total=total)
 
             if dispatch:
-                result = run_dispatch(parsed, output, executor=executor, workers=workers, address=address,
-                                      base=spec.parent, progress=progress, log=lambda m: err.print(m))
+                result = run_dispatch(
+                    parsed,
+                    output,
+                    executor=executor,
+                    workers=workers,
+                    address=address,
+                    base=spec.parent,
+                    progress=progress,
+                    log=lambda m: err.print(m),
+                )
             else:
-                result = run_campaign(parsed, output, executor=executor, workers=workers, address=address,
-                                      progress=progress, log=lambda m: err.print(m))
+                result = run_campaign(
+                    parsed,
+                    output,
+                    executor=executor,
+                    workers=workers,
+                    address=address,
+                    progress=progress,
+                    log=lambda m: err.print(m),
+                )
     except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
         _fail(str(exc))
-    console.print(f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
-                  f"({result.seconds:.1f} s)")
+    console.print(
+        f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
+        f"({result.seconds:.1f} s)"
+    )
 
 
 @campaign_app.command("status")
@@ -784,12 +954,15 @@ def _print_campaign_summary(directory: Path, aggregate: str = "mean") -> None:
 
     results = load_results(directory)
     what = "means" if aggregate == "mean" else "medians"
-    _print_table(campaign_summary(results, stat=aggregate),
-                 f"campaign summary per cap: {what} over workload windows (trespass: share of runs that broke the "
-                 "cap)")
+    _print_table(
+        campaign_summary(results, stat=aggregate),
+        f"campaign summary per cap: {what} over workload windows (trespass: share of runs that broke the cap)",
+    )
     if results.height and results.filter(pl.col("kind") == "run")["cap"].n_unique() > 1:
-        _print_table(paper_summary(results, stat=aggregate),
-                     f"over every (workload window, cap) group, caps pooled ({what}; paper 000's aggregation)")
+        _print_table(
+            paper_summary(results, stat=aggregate),
+            f"over every (workload window, cap) group, caps pooled ({what}; paper 000's aggregation)",
+        )
 
 
 def _print_table(summary: pl.DataFrame, title: str) -> None:
@@ -822,6 +995,7 @@ def _print_summary(summary: dict, title: str) -> None:
     ]
     power = summary.get("power")
     if power:
+
         def pct(x):
             return "n/a" if x is None else f"{100 * x:.2f}%"
 
@@ -834,9 +1008,14 @@ def _print_summary(summary: dict, title: str) -> None:
             ("jobs started in the window", pct(power["share_started_in_window"])),
         ]
         if power.get("prestate_max_dynamic"):
-            rows.insert(-3, ("prestarted jobs: max power / over the cap alone",
-                             f"{power['prestate_max_dynamic']:,.0f} W / {power['prestate_over_cap']} "
-                             f"(machine trespass {power['machine_trespass']})"))
+            rows.insert(
+                -3,
+                (
+                    "prestarted jobs: max power / over the cap alone",
+                    f"{power['prestate_max_dynamic']:,.0f} W / {power['prestate_over_cap']} "
+                    f"(machine trespass {power['machine_trespass']})",
+                ),
+            )
         if power.get("turnaround_increase") is not None:
             rows.append(("turnaround increase vs uncapped EASY", pct(power["turnaround_increase"])))
     for k, v in rows:
@@ -848,13 +1027,20 @@ def _print_summary(summary: dict, title: str) -> None:
 
 @eamc_app.command("table")
 def eamc_table(
-    data_dir: Annotated[Path | None, typer.Option(
-        help="EAMC data: the en_conf directory (2hw.conf, 2hw/), or a directory above it (eamc/, the shared data "
-             "root).", envvar="WATTSCHED_SHARED_DATA")] = None,
-    t_weight: Annotated[float, typer.Option(help="Weight of time over energy in Eq. 4/5 (the paper: 1 and 1.5).")]
-    = 1.0,
-    weight_placement: Annotated[str, typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")]
-    = "paper",
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="EAMC data: the en_conf directory (2hw.conf, 2hw/), or a directory above it (eamc/, the shared data "
+            "root).",
+            envvar="WATTSCHED_SHARED_DATA",
+        ),
+    ] = None,
+    t_weight: Annotated[
+        float, typer.Option(help="Weight of time over energy in Eq. 4/5 (the paper: 1 and 1.5).")
+    ] = 1.0,
+    weight_placement: Annotated[
+        str, typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")
+    ] = "paper",
     score: Annotated[str, typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")] = "euclidean",
     output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
 ) -> None:
@@ -867,20 +1053,43 @@ def eamc_table(
         _fail(f"--output must end in .csv or .parquet, got {output.name}")
     try:
         platform = eamc_p1p2(data_dir)
-        frame = epm_table(platform, eamc_appdb(data_dir, platform), t_weight=t_weight,
-                          weight_placement=weight_placement, score=score)
+        frame = epm_table(
+            platform, eamc_appdb(data_dir, platform), t_weight=t_weight, weight_placement=weight_placement, score=score
+        )
     except (DVFSConfigError, ValueError) as exc:
         _fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
-    table = Table(title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
-                        f"{weight_placement} weight, {score} score; lower part_eff is better)")
-    for col in ("app", "partition", "f_opt (GHz)", "time (s)", "power (W)", "energy (kJ)", "part_eff", "rank",
-                "f_nom (GHz)", "time at f_nom (s)", "energy at f_nom (kJ)"):
+    table = Table(
+        title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
+        f"{weight_placement} weight, {score} score; lower part_eff is better)"
+    )
+    for col in (
+        "app",
+        "partition",
+        "f_opt (GHz)",
+        "time (s)",
+        "power (W)",
+        "energy (kJ)",
+        "part_eff",
+        "rank",
+        "f_nom (GHz)",
+        "time at f_nom (s)",
+        "energy at f_nom (kJ)",
+    ):
         table.add_column(col, justify="left" if col in ("app", "partition") else "right")
     for r in frame.iter_rows(named=True):
-        table.add_row(f"{r['app_id']} {r['app']}".strip(), r["partition"] + (" *" if r["best"] else ""),
-                      f"{r['f_opt_ghz']:.1f}", f"{r['time_s']:.2f}", f"{r['power_w']:.1f}",
-                      f"{r['energy_j'] / 1e3:.2f}", f"{r['part_eff']:.4f}", str(r["rank"]),
-                      f"{r['f_nominal_ghz']:.1f}", f"{r['time_nominal_s']:.2f}", f"{r['energy_nominal_j'] / 1e3:.2f}")
+        table.add_row(
+            f"{r['app_id']} {r['app']}".strip(),
+            r["partition"] + (" *" if r["best"] else ""),
+            f"{r['f_opt_ghz']:.1f}",
+            f"{r['time_s']:.2f}",
+            f"{r['power_w']:.1f}",
+            f"{r['energy_j'] / 1e3:.2f}",
+            f"{r['part_eff']:.4f}",
+            str(r["rank"]),
+            f"{r['f_nominal_ghz']:.1f}",
+            f"{r['time_nominal_s']:.2f}",
+            f"{r['energy_nominal_j'] / 1e3:.2f}",
+        )
     console.print(table)
     console.print("* = the app's best partition (rank 0). Time and energy are per node, from the apps' reference runs.")
     if output is not None:
@@ -895,18 +1104,24 @@ def eamc_table(
 @eamc_app.command("run")
 def eamc_run(
     output: Annotated[Path, typer.Option(help="Directory: jobs.parquet and summary.json.")],
-    policy: Annotated[str, typer.Option(help="base-slurm, min-runtime, min-energy, eamc-reorder, eamc-priorityinc "
-                                             "or eamc-priorityinc-v.")] = "eamc-priorityinc",
+    policy: Annotated[
+        str,
+        typer.Option(help="base-slurm, min-runtime, min-energy, eamc-reorder, eamc-priorityinc or eamc-priorityinc-v."),
+    ] = "eamc-priorityinc",
     mix: Annotated[str, typer.Option(help="App mix of the generated workload: W13, W33 or W50.")] = "W13",
-    workload: Annotated[Path | None, typer.Option(help="A workload table instead (job_id, submit_time, nodes, "
-                                                       "runtime, walltime, app_id).")] = None,
+    workload: Annotated[
+        Path | None,
+        typer.Option(help="A workload table instead (job_id, submit_time, nodes, runtime, walltime, app_id)."),
+    ] = None,
     jobs: Annotated[int, typer.Option(help="Jobs of the generated workload.")] = 5000,
     seed: Annotated[int, typer.Option(help="Seed of the generated workload.")] = 0,
     t_weight: Annotated[float, typer.Option(help="Weight of time over energy in Eq. 4/5.")] = 1.0,
-    threshold_mode: Annotated[str, typer.Option(help="[AMBIG-2.4] relative (35% of the best part_eff) | absolute "
-                                                     "(a 0.35 gap, as the code).")] = "relative",
-    data_dir: Annotated[Path | None, typer.Option(help="EAMC data (the en_conf directory or above).",
-                                                  envvar="WATTSCHED_SHARED_DATA")] = None,
+    threshold_mode: Annotated[
+        str, typer.Option(help="[AMBIG-2.4] relative (35% of the best part_eff) | absolute (a 0.35 gap, as the code).")
+    ] = "relative",
+    data_dir: Annotated[
+        Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
+    ] = None,
 ) -> None:
     """Simulate one workload on the p1/p2 DVFS machine under one policy of paper 002."""
     from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
@@ -921,8 +1136,13 @@ def eamc_run(
             table = generate_eamc_workload(mix, jobs, seed=seed)
         else:
             table = pl.read_parquet(workload) if workload.suffix == ".parquet" else pl.read_csv(workload)
-        run = run_eamc(table, platform, eamc_appdb(data_dir, platform), policy,
-                       EAMCOptions(t_weight=t_weight, threshold_mode=threshold_mode))
+        run = run_eamc(
+            table,
+            platform,
+            eamc_appdb(data_dir, platform),
+            policy,
+            EAMCOptions(t_weight=t_weight, threshold_mode=threshold_mode),
+        )
     except (DVFSConfigError, ValueError, FileNotFoundError, pl.exceptions.PolarsError) as exc:
         _fail(str(exc))
     import json
@@ -931,9 +1151,11 @@ def eamc_run(
     run.jobs.write_parquet(output / "jobs.parquet")
     (output / "summary.json").write_text(json.dumps(run.metrics, indent=1))
     m = run.metrics
-    console.print(f"{policy}: {m['jobs']:,} jobs, makespan {m['makespan'] / 86400:.2f} d, mean response "
-                  f"{m['mean_response'] / 3600:.2f} h, energy {m['sum_energy'] / 3.6e9:,.1f} MWh, mean frequency "
-                  f"{m['mean_frequency']:.2f} GHz, {100 * m['share_optimal']:.0f}% on their optimal partition")
+    console.print(
+        f"{policy}: {m['jobs']:,} jobs, makespan {m['makespan'] / 86400:.2f} d, mean response "
+        f"{m['mean_response'] / 3600:.2f} h, energy {m['sum_energy'] / 3.6e9:,.1f} MWh, mean frequency "
+        f"{m['mean_frequency']:.2f} GHz, {100 * m['share_optimal']:.0f}% on their optimal partition"
+    )
 
 
 @eamc_app.command("grid")
@@ -947,8 +1169,9 @@ def eamc_grid(
     executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     address: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="EAMC data (the en_conf directory or above).",
-                                                  envvar="WATTSCHED_SHARED_DATA")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
+    ] = None,
 ) -> None:
     """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv."""
     from wattsched.studies.eamc.dvfs import DVFSConfigError
@@ -959,32 +1182,54 @@ def eamc_grid(
 
     try:
         total, executed, seconds = run_eamc_grid(
-            output, data_dir=str(data_dir) if data_dir else None, mixes=items(mixes),
-            policies=items(policies) if policies else None, t_weights=[float(x) for x in items(t_weights)],
-            seeds=[int(x) for x in items(seeds)], n_jobs=jobs, executor=executor, workers=workers, address=address)
+            output,
+            data_dir=str(data_dir) if data_dir else None,
+            mixes=items(mixes),
+            policies=items(policies) if policies else None,
+            t_weights=[float(x) for x in items(t_weights)],
+            seeds=[int(x) for x in items(seeds)],
+            n_jobs=jobs,
+            executor=executor,
+            workers=workers,
+            address=address,
+        )
         paths = write_eamc_figures(output, output / "report")
     except (DVFSConfigError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
-    console.print(f"{total} runs in {output}: {executed} ran now ({seconds:.1f} s); report: {len(paths)} files in "
-                  f"{output / 'report'}")
+    console.print(
+        f"{total} runs in {output}: {executed} ran now ({seconds:.1f} s); report: {len(paths)} files in "
+        f"{output / 'report'}"
+    )
 
 
 @rmap_app.command("grid")
 def rmap_grid(
     output: Annotated[Path, typer.Option(help="Directory: jobs, decisions, model errors and the report.")],
-    traces: Annotated[str, typer.Option(help="Comma-separated traces: small, large, random1, random2.")]
-    = "small,large,random1,random2",
-    bounds: Annotated[str, typer.Option(help="Comma-separated global power bounds (W).")]
-    = "6500,8000,10000,12000,14000",
+    traces: Annotated[
+        str, typer.Option(help="Comma-separated traces: small, large, random1, random2.")
+    ] = "small,large,random1,random2",
+    bounds: Annotated[
+        str, typer.Option(help="Comma-separated global power bounds (W).")
+    ] = "6500,8000,10000,12000,14000",
     seed: Annotated[int, typer.Option(help="Seed of the traces, the synthetic Cab data and the model sample.")] = 0,
     sample_share: Annotated[float, typer.Option(help="Share of each app's points the model trains on.")] = 0.1,
     overestimate: Annotated[float, typer.Option(help="Users overestimate t_req by up to this share.")] = 0.0,
-    arrival_scale: Annotated[float, typer.Option(help="Mean inter-arrival time over the mean t_req ([AMBIG-4.5]; "
-                                                      "larger is sparser).")] = 1.0,
-    details: Annotated[Path | None, typer.Option(help="Measured configuration data (app, nodes, cores, cap, "
-                                                      "time, power) instead of the synthetic Cab model.")] = None,
-    cab_data: Annotated[str, typer.Option(help="Parameters of the synthetic Cab model: calibrated (fitted to the "
-                                               "paper's Fig. 2 and Table 2) or synthetic-v1.")] = "calibrated",
+    arrival_scale: Annotated[
+        float, typer.Option(help="Mean inter-arrival time over the mean t_req ([AMBIG-4.5]; larger is sparser).")
+    ] = 1.0,
+    details: Annotated[
+        Path | None,
+        typer.Option(
+            help="Measured configuration data (app, nodes, cores, cap, time, power) instead of the synthetic Cab model."
+        ),
+    ] = None,
+    cab_data: Annotated[
+        str,
+        typer.Option(
+            help="Parameters of the synthetic Cab model: calibrated (fitted to the "
+            "paper's Fig. 2 and Table 2) or synthetic-v1."
+        ),
+    ] = "calibrated",
 ) -> None:
     """Paper 004's experiment: traces × bounds × Traditional / Naive / Adaptive (0–30%, unbounded), oracle and
     model data; summary and Figs. 6–15."""
@@ -1002,9 +1247,15 @@ def rmap_grid(
         bad = [t for t in chosen if t not in TRACES]
         if bad:
             raise ValueError(f"unknown trace(s) {bad}; choose from {', '.join(TRACES)}")
-        jobs, decisions, seconds = run_rmap_grid(oracle, model, traces=chosen,
-                                                 bounds=tuple(float(b) for b in items(bounds)), seed=seed,
-                                                 overestimate=overestimate, arrival_scale=arrival_scale)
+        jobs, decisions, seconds = run_rmap_grid(
+            oracle,
+            model,
+            traces=chosen,
+            bounds=tuple(float(b) for b in items(bounds)),
+            seed=seed,
+            overestimate=overestimate,
+            arrival_scale=arrival_scale,
+        )
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         _fail(str(exc))
     output.mkdir(parents=True, exist_ok=True)
@@ -1014,13 +1265,18 @@ def rmap_grid(
     paths = write_rmap_report(jobs, decisions, output / "report")
     paths += write_model_figures(errors, output / "report")
     summary = rmap_summary(jobs).filter(pl.col("default_data"))
-    _print_table(summary.select("trace", "bound", "policy", "mean_turnaround", "normalised_turnaround",
-                                "jobs_better", "jobs_worse"), f"RMAP grid ({seconds:.1f} s): mean turnaround (s), "
-                                                               "normalised to Traditional")
+    _print_table(
+        summary.select(
+            "trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse"
+        ),
+        f"RMAP grid ({seconds:.1f} s): mean turnaround (s), normalised to Traditional",
+    )
     if "large" in chosen and 6500.0 in [float(b) for b in items(bounds)]:
         gains = table4_check(rmap_summary(jobs))
-        console.print("large trace at 6,500 W, improvement over Traditional (the paper's Table 4 quantity): "
-                      + ", ".join(f"{k.removeprefix('rmap-')} {v:+.1f}%" for k, v in gains.items()))
+        console.print(
+            "large trace at 6,500 W, improvement over Traditional (the paper's Table 4 quantity): "
+            + ", ".join(f"{k.removeprefix('rmap-')} {v:+.1f}%" for k, v in gains.items())
+        )
     console.print(f"wrote {len(paths)} report files in {output / 'report'}")
 
 
@@ -1072,20 +1328,38 @@ def reproduce(
         err.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
 
     def track(items, total, description):
-        with Progress(TextColumn(f"[bold]{description}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=True) as bar:
+        with Progress(
+            TextColumn(f"[bold]{description}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
             task = bar.add_task(description, total=total)
             for item in items:
                 yield item
                 bar.advance(task)
 
     try:
-        result = run_reproduction(paper, out, quick=quick, seeds=seed_list, workers=workers or os.cpu_count() or 1,
-                                  data_dir=data or default_data_dir(), command=command, step=step, track_fn=track)
+        result = run_reproduction(
+            paper,
+            out,
+            quick=quick,
+            seeds=seed_list,
+            workers=workers or os.cpu_count() or 1,
+            data_dir=data or default_data_dir(),
+            command=command,
+            step=step,
+            track_fn=track,
+        )
     except KeyboardInterrupt:
         stop_workers()
-        err.print(f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
-                  f"(finished runs, if any, stay in {escape(str(out))})", soft_wrap=True)
+        err.print(
+            f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
+            f"(finished runs, if any, stay in {escape(str(out))})",
+            soft_wrap=True,
+        )
         raise typer.Exit(code=130) from None
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
@@ -1094,8 +1368,10 @@ def reproduce(
     counts = {v: 0 for v in ("holds", "differs", "not checkable")}
     for r in result.run.claims:
         counts[r.verdict] += 1
-    table = Table(title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
-                        f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)")
+    table = Table(
+        title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
+        f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)"
+    )
     for col in ("id", "paper", "ours", "verdict"):
         table.add_column(col, overflow="fold")
     from wattsched.reproduce.claims import claim as claim_of

@@ -58,14 +58,21 @@ def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool
             yield future.result()
 
 
-def _dask(fn: Callable[[T], R], items: Sequence[T], workers: int, address: str | None, ordered: bool,
-          keys: Sequence[str] | None) -> Iterator[R]:
+def _dask(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    workers: int,
+    address: str | None,
+    ordered: bool,
+    keys: Sequence[str] | None,
+) -> Iterator[R]:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
     if address is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               host="127.0.0.1")
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+        )
         client = Client(cluster)
     else:
         client = Client(address)

@@ -99,9 +99,7 @@ def make_rejects(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Build a rejects table from dict rows (missing keys become null)."""
     if not rows:
         return empty_rejects()
-    return pl.DataFrame(
-        {name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}, schema=REJECTS_SCHEMA
-    )
+    return pl.DataFrame({name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}, schema=REJECTS_SCHEMA)
 
 
 def canonical_order(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -150,21 +148,20 @@ def validate_jobs(
     """
     checks: list[tuple[str, pl.Expr, str]] = [
         ("job_id", pl.col("job_id").is_null(), "job id is missing"),
-        ("submit_time", pl.col("submit_time").is_null() | ~pl.col("submit_time").is_finite(),
-         "submit time is missing or not finite"),
-        ("runtime", pl.col("runtime").is_null() | ~pl.col("runtime").is_finite(),
-         "run time is unknown"),
+        (
+            "submit_time",
+            pl.col("submit_time").is_null() | ~pl.col("submit_time").is_finite(),
+            "submit time is missing or not finite",
+        ),
+        ("runtime", pl.col("runtime").is_null() | ~pl.col("runtime").is_finite(), "run time is unknown"),
         ("runtime", pl.col("runtime") < 0, "run time is negative"),
-        ("walltime", pl.col("walltime").is_null() | ~pl.col("walltime").is_finite(),
-         "walltime is unknown"),
+        ("walltime", pl.col("walltime").is_null() | ~pl.col("walltime").is_finite(), "walltime is unknown"),
         ("walltime", pl.col("walltime") < 0, "walltime is negative"),
         ("size", pl.col("size").is_null(), "job size is unknown"),
         ("size", pl.col("size") <= 0, "job size is not positive"),
     ]
     if machine_size is not None:
-        checks.append(
-            ("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})")
-        )
+        checks.append(("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})"))
     reason = pl.lit(None, dtype=pl.Utf8)
     field_ = pl.lit(None, dtype=pl.Utf8)
     # Build a "first failing rule" expression by folding the checks in reverse.
@@ -177,7 +174,9 @@ def validate_jobs(
     ok_id = pl.when(pl.col("__reason").is_null()).then(pl.col("job_id"))
     duplicate = ok_id.is_not_null() & ~ok_id.is_first_distinct()
     tagged = tagged.with_columns(
-        pl.when(duplicate).then(pl.lit("duplicate job id (an earlier row has it)")).otherwise(pl.col("__reason"))
+        pl.when(duplicate)
+        .then(pl.lit("duplicate job id (an earlier row has it)"))
+        .otherwise(pl.col("__reason"))
         .alias("__reason"),
         pl.when(duplicate).then(pl.lit("job_id")).otherwise(pl.col("__field")).alias("__field"),
     )
@@ -188,8 +187,7 @@ def validate_jobs(
     if bad.height == 0:
         return good, empty_rejects()
     raw = pl.concat_str(
-        [pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null"))
-         for c in REQUIRED_COLUMNS],
+        [pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null")) for c in REQUIRED_COLUMNS],
         separator=" ",
     )
     rejects = bad.select(

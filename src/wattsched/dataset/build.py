@@ -89,8 +89,18 @@ def build_dataset(
         jobs.select("job_id", nodes_column), on="job_id", how="left"
     )
     series, missing = extract_series(
-        exclusive, telemetry, period=period, max_missing=max_missing, nodes_column=nodes_column, snap=snap,
-        memory_gb=memory_gb, executor=executor, workers=workers, address=address, progress=progress, stats=stats,
+        exclusive,
+        telemetry,
+        period=period,
+        max_missing=max_missing,
+        nodes_column=nodes_column,
+        snap=snap,
+        memory_gb=memory_gb,
+        executor=executor,
+        workers=workers,
+        address=address,
+        progress=progress,
+        stats=stats,
     )
     rejects = pl.concat(
         [

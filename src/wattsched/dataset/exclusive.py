@@ -67,8 +67,10 @@ def classify_exclusive(
         pl.col("grid_end").cum_max().shift(1).over(part).alias("__prev_end"),
         pl.col("grid_start").shift(-1).over(part).alias("__next_start"),
     ).with_columns(
-        ((pl.col("grid_start") <= pl.col("__prev_end")).fill_null(False)
-         | (pl.col("__next_start") <= pl.col("grid_end")).fill_null(False)).alias("__conflict")
+        (
+            (pl.col("grid_start") <= pl.col("__prev_end")).fill_null(False)
+            | (pl.col("__next_start") <= pl.col("grid_end")).fill_null(False)
+        ).alias("__conflict")
     )
     conflicts = pairs.group_by("job_id").agg(pl.col("__conflict").sum().alias("conflicts"))
     out = base.join(conflicts, on="job_id", how="left", maintain_order="left").with_columns(
@@ -76,14 +78,19 @@ def classify_exclusive(
     )
     samples = ((pl.col("grid_end") - pl.col("grid_start")) / period).floor().cast(pl.Int64) + 1
     status = (
-        pl.when(pl.col("grid_start") > pl.col("grid_end")).then(pl.lit(UNVERIFIABLE))
-        .when(pl.col("conflicts") > 0).then(pl.lit(SHARED))
+        pl.when(pl.col("grid_start") > pl.col("grid_end"))
+        .then(pl.lit(UNVERIFIABLE))
+        .when(pl.col("conflicts") > 0)
+        .then(pl.lit(SHARED))
         .otherwise(pl.lit(EXCLUSIVE))
     )
     return out.select(
-        "job_id", "grid_start", "grid_end",
+        "job_id",
+        "grid_start",
+        "grid_end",
         pl.when(pl.col("grid_start") > pl.col("grid_end")).then(0).otherwise(samples).alias("samples"),
-        status.alias("status"), "conflicts",
+        status.alias("status"),
+        "conflicts",
     )
 
 

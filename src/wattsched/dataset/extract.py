@@ -111,8 +111,9 @@ def _scatter(node, seconds, values, period, tolerance, k0, width, sums, counts):
 
 
 @nb.njit(cache=True, nogil=True)
-def _extract(first, last, ptr, nodes, k0, width, s0, c0, s1, c1, two, seg_ptr, values, complete,
-             count, mean, m2, vmax, least):  # pragma: no cover - compiled
+def _extract(
+    first, last, ptr, nodes, k0, width, s0, c0, s1, c1, two, seg_ptr, values, complete, count, mean, m2, vmax, least
+):  # pragma: no cover - compiled
     for j in range(first.size):
         a = max(first[j], k0)
         b = min(last[j], k0 + width - 1)
@@ -170,8 +171,17 @@ def run_window(task: WindowTask) -> WindowResult:
     for batch in task.source.batches(task.node_names, lo, hi):
         rows += batch.node.size
         for i, (slot, vals) in enumerate(batch.slots):
-            o = _scatter(batch.node, batch.seconds, vals, task.period, task.tolerance, task.k0, task.width,
-                         sums[slot], counts[slot])
+            o = _scatter(
+                batch.node,
+                batch.seconds,
+                vals,
+                task.period,
+                task.tolerance,
+                task.k0,
+                task.width,
+                sums[slot],
+                counts[slot],
+            )
             off += o if i == 0 else 0  # count rows, not PSU values
     a = np.maximum(task.first, task.k0)
     b = np.minimum(task.last, task.k0 + task.width - 1)
@@ -182,8 +192,27 @@ def run_window(task: WindowTask) -> WindowResult:
     complete = np.empty(seg_ptr[-1], np.bool_)
     count, mean, m2, vmax = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
     least = np.empty(m, np.int64)
-    _extract(task.first, task.last, task.ptr, task.nodes, task.k0, task.width, sums[0], counts[0], sums[1],
-             counts[1], two, seg_ptr, values, complete, count, mean, m2, vmax, least)
+    _extract(
+        task.first,
+        task.last,
+        task.ptr,
+        task.nodes,
+        task.k0,
+        task.width,
+        sums[0],
+        counts[0],
+        sums[1],
+        counts[1],
+        two,
+        seg_ptr,
+        values,
+        complete,
+        count,
+        mean,
+        m2,
+        vmax,
+        least,
+    )
     return WindowResult(task.k0, task.jobs, seg_ptr, values, complete, count, mean, m2, vmax, least, rows, off)
 
 
@@ -228,8 +257,17 @@ def _window_width(n_nodes: int, two_psu: bool, memory_gb: float, span: int) -> i
     return int(max(1, min(span, memory_gb * 2**30 // per_instant)))
 
 
-def _tasks(source: TelemetrySource, names: list[str], period: float, tolerance: float, first: np.ndarray,
-           last: np.ndarray, ptr: np.ndarray, nodes: np.ndarray, width: int) -> Iterator[WindowTask]:
+def _tasks(
+    source: TelemetrySource,
+    names: list[str],
+    period: float,
+    tolerance: float,
+    first: np.ndarray,
+    last: np.ndarray,
+    ptr: np.ndarray,
+    nodes: np.ndarray,
+    width: int,
+) -> Iterator[WindowTask]:
     if first.size == 0:
         return
     lo, hi = int(first.min()), int(last.max())
@@ -243,8 +281,9 @@ def _tasks(source: TelemetrySource, names: list[str], period: float, tolerance: 
             sub_ptr = np.zeros(sel.size + 1, np.int64)
             np.cumsum(lens, out=sub_ptr[1:])
             pos = np.repeat(ptr[sel] - sub_ptr[:-1], lens) + np.arange(sub_ptr[-1])
-            yield WindowTask(source, names, period, tolerance, k0, width, sel, first[sel], last[sel], sub_ptr,
-                             nodes[pos])
+            yield WindowTask(
+                source, names, period, tolerance, k0, width, sel, first[sel], last[sel], sub_ptr, nodes[pos]
+            )
             k0 += width
         else:  # a gap with no job: jump to the next job's first instant
             later = first[order][first[order] > k1]
@@ -288,8 +327,12 @@ def extract_series(
     check_executor(executor)
     source = open_telemetry(telemetry)
     stats = stats if stats is not None else ExtractionStats()
-    jobs = jobs.select("job_id", "grid_start", "grid_end",
-                       pl.col(nodes_column).list.drop_nulls().list.unique(maintain_order=True).alias("__nodes"))
+    jobs = jobs.select(
+        "job_id",
+        "grid_start",
+        "grid_end",
+        pl.col(nodes_column).list.drop_nulls().list.unique(maintain_order=True).alias("__nodes"),
+    )
     pairs = jobs.select(pl.col("__nodes").explode().drop_nulls())["__nodes"]
     names = sorted(pairs.unique().to_list())
     ptr = np.zeros(jobs.height + 1, np.int64)
@@ -305,8 +348,15 @@ def extract_series(
     tasks = list(_tasks(source, names, period, tolerance, first, last, ptr, nodes, width))
     acc = _Accumulator(first, last, np.diff(ptr))
     stats.windows = len(tasks)
-    results = map_tasks(run_window, tasks, executor=executor, workers=workers, address=address, ordered=True,
-                        keys=[f"window-{t.k0}" for t in tasks])
+    results = map_tasks(
+        run_window,
+        tasks,
+        executor=executor,
+        workers=workers,
+        address=address,
+        ordered=True,
+        keys=[f"window-{t.k0}" for t in tasks],
+    )
     for i, result in enumerate(results):
         acc.merge(result)
         stats.telemetry_rows += result.rows
@@ -314,36 +364,45 @@ def extract_series(
         if progress is not None:
             progress(i + 1, len(tasks), stats.telemetry_rows)
     if stats.off_grid_rows:
-        stats.notes.append(f"{stats.off_grid_rows:,} telemetry rows in the jobs' span are off the {period:g}-s grid "
-                           f"by more than {tolerance:g} s and were not used (see the snap option)")
+        stats.notes.append(
+            f"{stats.off_grid_rows:,} telemetry rows in the jobs' span are off the {period:g}-s grid "
+            f"by more than {tolerance:g} s and were not used (see the snap option)"
+        )
     return _assemble(jobs["job_id"], acc, period, max_missing)
 
 
-def _assemble(job_id: pl.Series, acc: _Accumulator, period: float, max_missing: float) -> tuple[pl.DataFrame,
-                                                                                                  pl.DataFrame]:
+def _assemble(
+    job_id: pl.Series, acc: _Accumulator, period: float, max_missing: float
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     jobs_of_sample = np.repeat(np.arange(job_id.len()), acc.samples)
     present = np.bincount(jobs_of_sample, weights=acc.complete, minlength=job_id.len()).astype(np.int64)
     missing = acc.samples - present
     bad = (missing > max_missing * acc.samples) | (present == 0)
-    rejects = pl.DataFrame({"job_id": job_id.filter(pl.Series(bad)),
-                            "reason": [f"{m} of {s} samples missing (some instants have {lo} of {n} nodes reporting)"
-                                       for m, s, lo, n in zip(missing[bad], acc.samples[bad], acc.least[bad],
-                                                              acc.n_nodes[bad], strict=True)]},
-                           schema={"job_id": job_id.dtype, "reason": pl.Utf8})
+    rejects = pl.DataFrame(
+        {
+            "job_id": job_id.filter(pl.Series(bad)),
+            "reason": [
+                f"{m} of {s} samples missing (some instants have {lo} of {n} nodes reporting)"
+                for m, s, lo, n in zip(missing[bad], acc.samples[bad], acc.least[bad], acc.n_nodes[bad], strict=True)
+            ],
+        },
+        schema={"job_id": job_id.dtype, "reason": pl.Utf8},
+    )
     good = ~bad
     keep = acc.complete & np.repeat(good, acc.samples)
     offsets = np.zeros(int(good.sum()) + 1, np.int64)
     np.cumsum(present[good], out=offsets[1:])
     power = pl.from_arrow(pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(acc.values[keep])))
     count = acc.count[good]
-    series = pl.DataFrame({
-        "job_id": job_id.filter(pl.Series(good)),
-        "power_consumption": power.cast(pl.List(pl.Float64)),
-        "samples": acc.samples[good],
-        "missing_samples": missing[good],
-        "power_mean": acc.mean[good],
-        "power_max": acc.vmax[good],
-        "power_std": np.sqrt(np.maximum(acc.m2[good], 0.0) / count),
-    }).with_columns((pl.col("power_consumption").list.sum() * period).alias("energy"))
+    series = pl.DataFrame(
+        {
+            "job_id": job_id.filter(pl.Series(good)),
+            "power_consumption": power.cast(pl.List(pl.Float64)),
+            "samples": acc.samples[good],
+            "missing_samples": missing[good],
+            "power_mean": acc.mean[good],
+            "power_max": acc.vmax[good],
+            "power_std": np.sqrt(np.maximum(acc.m2[good], 0.0) / count),
+        }
+    ).with_columns((pl.col("power_consumption").list.sum() * period).alias("energy"))
     return series, rejects
-

@@ -104,16 +104,49 @@ def place_jobs(
         last.append(min(int(np.floor(end / period)), instants - 1))
         level.append(rng.uniform(250.0, 1500.0))
         n = len(node_list)
-        rows.append((len(rows) + 1, t0 + start, t0 + end, [str(names[i]) for i in node_list],
-                     f"cpu={128 * n},mem={256 * n}G,node={n},gres/gpu={4 * n}"))
-    jobs = pl.DataFrame(rows, schema={"job_id": pl.Int64, "start_time": pl.Float64, "end_time": pl.Float64,
-                                      "nodes": pl.List(pl.Utf8), "tres_alloc_str": pl.Utf8}, orient="row")
+        rows.append(
+            (
+                len(rows) + 1,
+                t0 + start,
+                t0 + end,
+                [str(names[i]) for i in node_list],
+                f"cpu={128 * n},mem={256 * n}G,node={n},gres/gpu={4 * n}",
+            )
+        )
+    jobs = pl.DataFrame(
+        rows,
+        schema={
+            "job_id": pl.Int64,
+            "start_time": pl.Float64,
+            "end_time": pl.Float64,
+            "nodes": pl.List(pl.Utf8),
+            "tres_alloc_str": pl.Utf8,
+        },
+        orient="row",
+    )
     out_first = rng.integers(0, instants, outages)
-    out = np.column_stack([rng.integers(0, n_nodes, outages), out_first,
-                           out_first + rng.integers(180, 1080, outages)]) if outages else np.zeros((0, 3), np.int64)
-    return Machine(names, jobs, np.array(ptr), np.array(flat, np.int64), np.array(first, np.int64),
-                   np.array(last, np.int64), np.array(level), out, instants, t0, period, idle_watts, psu_split,
-                   missing_share, seed)
+    out = (
+        np.column_stack([rng.integers(0, n_nodes, outages), out_first, out_first + rng.integers(180, 1080, outages)])
+        if outages
+        else np.zeros((0, 3), np.int64)
+    )
+    return Machine(
+        names,
+        jobs,
+        np.array(ptr),
+        np.array(flat, np.int64),
+        np.array(first, np.int64),
+        np.array(last, np.int64),
+        np.array(level),
+        out,
+        instants,
+        t0,
+        period,
+        idle_watts,
+        psu_split,
+        missing_share,
+        seed,
+    )
 
 
 def power_chunks(machine: Machine, chunk: int = CHUNK_INSTANTS) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
@@ -149,8 +182,9 @@ def generate_telemetry(n_jobs: int, **options) -> SyntheticTelemetry:
     parts = []
     for ka, power, present in power_chunks(machine):
         n_idx, stamp_ms, ps0, ps1 = _chunk_arrays(machine, ka, power, present)
-        parts.append(pl.DataFrame({"node": machine.names[n_idx], "timestamp": stamp_ms / 1000.0, "ps0": ps0,
-                                   "ps1": ps1}))
+        parts.append(
+            pl.DataFrame({"node": machine.names[n_idx], "timestamp": stamp_ms / 1000.0, "ps0": ps0, "ps1": ps1})
+        )
     return SyntheticTelemetry(machine.jobs, pl.concat(parts))
 
 
@@ -182,8 +216,9 @@ def write_exadata(telemetry: pl.DataFrame, directory: str | Path, *, rows_per_fi
     for metric, col in (("ps0_input_power", "ps0"), ("ps1_input_power", "ps1")):
         out = directory / metric
         out.mkdir(parents=True, exist_ok=True)
-        frame = telemetry.select(stamp.dt.replace_time_zone("UTC").alias("timestamp"), pl.col(col).alias("value"),
-                                 "node")
+        frame = telemetry.select(
+            stamp.dt.replace_time_zone("UTC").alias("timestamp"), pl.col(col).alias("value"), "node"
+        )
         for part, start in enumerate(range(0, frame.height, rows_per_file)):
             frame.slice(start, rows_per_file).write_parquet(out / f"part-{part:05d}.parquet")
     return directory

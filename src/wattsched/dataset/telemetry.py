@@ -73,8 +73,9 @@ class TelemetrySource:
     two_psu: bool
     description: str
 
-    def batches(self, node_names: list[str], t_lo: float, t_hi: float,
-                batch_rows: int = 1 << 20) -> Iterator[TelemetryBatch]:
+    def batches(
+        self, node_names: list[str], t_lo: float, t_hi: float, batch_rows: int = 1 << 20
+    ) -> Iterator[TelemetryBatch]:
         """The rows with ``t_lo ≤ timestamp ≤ t_hi``, batch by batch, nodes numbered by ``node_names``."""
         names = pa.array(node_names, type=pa.string())
         for stream in self.streams:
@@ -176,4 +177,3 @@ def open_telemetry(source: str | Path | pl.DataFrame | pl.LazyFrame | pa.Table |
     stream = TelemetryStream(files, fmt, ())
     values, two = _generic(stream.dataset().schema.names, str(path))
     return TelemetrySource((TelemetryStream(files, fmt, values),), two, f"{len(files)} {fmt} file(s) in {path}")
-

@@ -21,9 +21,11 @@ def tres_columns(text: pl.Expr, suffix: str) -> list[pl.Expr]:
     """``num_nodes_<suffix>``, ``num_cores_<suffix>``, ``num_gpus_<suffix>`` and ``mem_<suffix>`` (MB) from a
     TRES string column."""
     t = pl.concat_str([pl.lit(","), text, pl.lit(",")])  # so that every key is delimited on both sides
-    gpus = t.str.extract_all(r",(?:gres/)?gpu(?::[^=,]*)?=(\d+)").list.eval(
-        pl.element().str.extract(r"=(\d+)", 1).cast(pl.Int64)
-    ).list.sum()
+    gpus = (
+        t.str.extract_all(r",(?:gres/)?gpu(?::[^=,]*)?=(\d+)")
+        .list.eval(pl.element().str.extract(r"=(\d+)", 1).cast(pl.Int64))
+        .list.sum()
+    )
     has_gpu = t.str.contains(r",(?:gres/)?gpu(?::[^=,]*)?=\d+")
     mem_value = t.str.extract(r",mem=([0-9.]+)[KMGTP]?,", 1).cast(pl.Float64, strict=False)
     mem_unit = t.str.extract(r",mem=[0-9.]+([KMGTP]?),", 1).replace({"": "M"})

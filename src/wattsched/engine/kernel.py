@@ -164,8 +164,31 @@ def _queue_insert(queue, qlen, key, j):
 
 
 @njit(cache=True)
-def _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, start, end, heap_t, heap_j, hs,
-           run_end, run_job, rc, st, sums, est_m, est_max, est_s):
+def _apply(
+    now,
+    ns,
+    out,
+    n,
+    queued,
+    size,
+    walltime,
+    estimate,
+    runtime,
+    free,
+    start,
+    end,
+    heap_t,
+    heap_j,
+    hs,
+    run_end,
+    run_job,
+    rc,
+    st,
+    sums,
+    est_m,
+    est_max,
+    est_s,
+):
     """Validate and apply a pass's decisions; returns (free, hs, rc, ok). On a refusal ``st`` says why."""
     for d in range(ns):
         j = out[d]
@@ -202,10 +225,47 @@ def _drop_started(queue, qlen, queued):
 
 @njit(cache=True)
 def run_kernel(
-    backfill, submit, size, walltime, estimate, runtime, key, stop_after_submissions,
-    st, start, end, first_reservation, reservation, heap_t, heap_j, queue, queued,
-    run_end, run_job, side_end, side_job, out, prof_t, prof_a, pol, res_t, res_j, finished, assumed_end, clock,
-    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v, done_log, prestart,
+    backfill,
+    submit,
+    size,
+    walltime,
+    estimate,
+    runtime,
+    key,
+    stop_after_submissions,
+    st,
+    start,
+    end,
+    first_reservation,
+    reservation,
+    heap_t,
+    heap_j,
+    queue,
+    queued,
+    run_end,
+    run_job,
+    side_end,
+    side_job,
+    out,
+    prof_t,
+    prof_a,
+    pol,
+    res_t,
+    res_j,
+    finished,
+    assumed_end,
+    clock,
+    pcfg,
+    pf,
+    sums,
+    shadow_sums,
+    est_m,
+    est_max,
+    est_s,
+    cap_t,
+    cap_v,
+    done_log,
+    prestart,
 ):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
@@ -229,9 +289,31 @@ def run_kernel(
         st[ST_PENDING] = 0
         now = clock[0]
         fc = 0
-        free, hs, rc, ok = _apply(now, st[ST_DECISIONS], out, n, queued, size, walltime, estimate, runtime, free,
-                                  start, end, heap_t, heap_j, hs, run_end, run_job, rc, st,
-                                  sums, est_m, est_max, est_s)
+        free, hs, rc, ok = _apply(
+            now,
+            st[ST_DECISIONS],
+            out,
+            n,
+            queued,
+            size,
+            walltime,
+            estimate,
+            runtime,
+            free,
+            start,
+            end,
+            heap_t,
+            heap_j,
+            hs,
+            run_end,
+            run_job,
+            rc,
+            st,
+            sums,
+            est_m,
+            est_max,
+            est_s,
+        )
         if not ok:
             return True
         if st[ST_DECISIONS] > 0:
@@ -289,9 +371,31 @@ def run_kernel(
                     st[ST_ERROR_JOB] = nxt
                     return True
                 out[0] = nxt
-                free, hs, rc, ok = _apply(now, 1, out, n, queued, size, walltime, estimate, runtime, free, start,
-                                          end, heap_t, heap_j, hs, run_end, run_job, rc, st, sums, est_m, est_max,
-                                          est_s)
+                free, hs, rc, ok = _apply(
+                    now,
+                    1,
+                    out,
+                    n,
+                    queued,
+                    size,
+                    walltime,
+                    estimate,
+                    runtime,
+                    free,
+                    start,
+                    end,
+                    heap_t,
+                    heap_j,
+                    hs,
+                    run_end,
+                    run_job,
+                    rc,
+                    st,
+                    sums,
+                    est_m,
+                    est_max,
+                    est_s,
+                )
             else:
                 qlen = _queue_insert(queue, qlen, key, nxt)
             nxt += 1
@@ -307,20 +411,87 @@ def run_kernel(
             break
         if backfill == BACKFILL_CONSERVATIVE:
             ns = conservative_pass(
-                now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
-                reservation, first_reservation, side_end, side_job, out,
-                prof_t, prof_a, pol, res_t, res_j, finished, fc, assumed_end,
+                now,
+                queue,
+                qlen,
+                free,
+                run_end,
+                run_job,
+                rc,
+                start,
+                size,
+                estimate,
+                walltime,
+                reservation,
+                first_reservation,
+                side_end,
+                side_job,
+                out,
+                prof_t,
+                prof_a,
+                pol,
+                res_t,
+                res_j,
+                finished,
+                fc,
+                assumed_end,
             )
         else:
             ns = queue_pass(
-                backfill, now, queue, qlen, free, run_end, run_job, rc, start, size, estimate, walltime,
-                first_reservation, side_end, side_job, out,
-                pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums, submit,
+                backfill,
+                now,
+                queue,
+                qlen,
+                free,
+                run_end,
+                run_job,
+                rc,
+                start,
+                size,
+                estimate,
+                walltime,
+                first_reservation,
+                side_end,
+                side_job,
+                out,
+                pcfg,
+                pf,
+                sums,
+                est_m,
+                est_max,
+                est_s,
+                cap_t,
+                cap_v,
+                shadow_sums,
+                submit,
             )
         fc = 0
         # 4. validate and apply the decisions
-        free, hs, rc, ok = _apply(now, ns, out, n, queued, size, walltime, estimate, runtime, free, start, end,
-                                  heap_t, heap_j, hs, run_end, run_job, rc, st, sums, est_m, est_max, est_s)
+        free, hs, rc, ok = _apply(
+            now,
+            ns,
+            out,
+            n,
+            queued,
+            size,
+            walltime,
+            estimate,
+            runtime,
+            free,
+            start,
+            end,
+            heap_t,
+            heap_j,
+            hs,
+            run_end,
+            run_job,
+            rc,
+            st,
+            sums,
+            est_m,
+            est_max,
+            est_s,
+        )
         if not ok:
             return True
         if ns > 0:

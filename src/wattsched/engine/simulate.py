@@ -52,8 +52,19 @@ from wattsched.policies.registry import QueuePolicy, get_policy
 
 #: Columns of the schedule table, in order (``runtime`` is the simulated duration, end − start).
 SCHEDULE_COLUMNS = (
-    "job_id", "user_id", "submit_time", "start_time", "end_time", "wait", "size", "walltime", "runtime",
-    "trace_runtime", "estimate", "killed", "first_reservation",
+    "job_id",
+    "user_id",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "wait",
+    "size",
+    "walltime",
+    "runtime",
+    "trace_runtime",
+    "estimate",
+    "killed",
+    "first_reservation",
 )
 
 
@@ -219,12 +230,46 @@ def simulate(
     target = min(n, step)
     while True:
         done = run_kernel(
-            pol.backfill, submit, size, walltime, estimate, runtime, key, target,
-            state.st, state.start, state.end, state.first_reservation, state.reservation,
-            state.heap_t, state.heap_j, state.queue, state.queued, state.run_end, state.run_job,
-            state.side_end, state.side_job, state.out, state.prof_t, state.prof_a, state.pol,
-            state.res_t, state.res_j, state.finished, state.assumed_end, state.now,
-            pcfg, pf, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v, state.done_log,
+            pol.backfill,
+            submit,
+            size,
+            walltime,
+            estimate,
+            runtime,
+            key,
+            target,
+            state.st,
+            state.start,
+            state.end,
+            state.first_reservation,
+            state.reservation,
+            state.heap_t,
+            state.heap_j,
+            state.queue,
+            state.queued,
+            state.run_end,
+            state.run_job,
+            state.side_end,
+            state.side_job,
+            state.out,
+            state.prof_t,
+            state.prof_a,
+            state.pol,
+            state.res_t,
+            state.res_j,
+            state.finished,
+            state.assumed_end,
+            state.now,
+            pcfg,
+            pf,
+            state.sums,
+            state.shadow_sums,
+            est_m,
+            est_max,
+            est_s,
+            cap_t,
+            cap_v,
+            state.done_log,
             prestart,
         )
         if state.st[ST_ERROR]:
@@ -275,8 +320,13 @@ def _prestart(jobs: pl.DataFrame, pol: QueuePolicy) -> np.ndarray:
 
 
 def _power_inputs(
-    jobs: pl.DataFrame, check: PowerCheck | None, columns: tuple[str, str, str], cap: Any, pol: QueuePolicy,
-    *, placeholders: bool = False,
+    jobs: pl.DataFrame,
+    check: PowerCheck | None,
+    columns: tuple[str, str, str],
+    cap: Any,
+    pol: QueuePolicy,
+    *,
+    placeholders: bool = False,
 ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Arrays for the kernel's power bookkeeping (all zeros and no cap when there is no power check;
     ``placeholders``: zeros an online predictor fills in at submission)."""
@@ -318,14 +368,31 @@ def _power_inputs(
 class _OnlineFeed:
     """Hands the simulated completions to an online predictor and writes its predictions into the estimates."""
 
-    def __init__(self, online: OnlineEstimates, jobs: pl.DataFrame, submit: np.ndarray, size: np.ndarray,
-                 walltime: np.ndarray, estimate: np.ndarray, key: np.ndarray, order: int,
-                 est_m: np.ndarray, est_max: np.ndarray, est_s: np.ndarray) -> None:
+    def __init__(
+        self,
+        online: OnlineEstimates,
+        jobs: pl.DataFrame,
+        submit: np.ndarray,
+        size: np.ndarray,
+        walltime: np.ndarray,
+        estimate: np.ndarray,
+        key: np.ndarray,
+        order: int,
+        est_m: np.ndarray,
+        est_max: np.ndarray,
+        est_s: np.ndarray,
+    ) -> None:
         self.online = online
         self.predictor = online.predictor
         self.predictor.bind(jobs)
         self.submit, self.size, self.walltime, self.estimate, self.key, self.order = (
-            submit, size, walltime, estimate, key, order)
+            submit,
+            size,
+            walltime,
+            estimate,
+            key,
+            order,
+        )
         self.est = (est_m, est_max, est_s)
         self.job_id = jobs["job_id"]
         self.seen = 0
@@ -377,20 +444,37 @@ class _OnlineFeed:
 
 
 def _attributes(
-    jobs: pl.DataFrame, submit: np.ndarray, size: np.ndarray, walltime: np.ndarray, estimate: np.ndarray,
-    est_m: np.ndarray, est_max: np.ndarray, est_s: np.ndarray,
+    jobs: pl.DataFrame,
+    submit: np.ndarray,
+    size: np.ndarray,
+    walltime: np.ndarray,
+    estimate: np.ndarray,
+    est_m: np.ndarray,
+    est_max: np.ndarray,
+    est_s: np.ndarray,
 ) -> JobAttributes:
     user = jobs["user_id"].fill_null(-1).to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, -1)
     return JobAttributes(
-        job_id=read_only(jobs["job_id"].to_numpy()), user_id=read_only(user), submit_time=read_only(submit),
-        size=read_only(size), walltime=read_only(walltime), estimate=read_only(estimate),
-        est_dyn_mean=read_only(est_m), est_dyn_max=read_only(est_max), est_dyn_std=read_only(est_s),
+        job_id=read_only(jobs["job_id"].to_numpy()),
+        user_id=read_only(user),
+        submit_time=read_only(submit),
+        size=read_only(size),
+        walltime=read_only(walltime),
+        estimate=read_only(estimate),
+        est_dyn_mean=read_only(est_m),
+        est_dyn_max=read_only(est_max),
+        est_dyn_std=read_only(est_s),
     )
 
 
 def _python_pass(
-    policy: Policy, state: KernelState, jobs: JobAttributes, machine_size: int, name: str,
-    cap_t: np.ndarray, cap_v: np.ndarray,
+    policy: Policy,
+    state: KernelState,
+    jobs: JobAttributes,
+    machine_size: int,
+    name: str,
+    cap_t: np.ndarray,
+    cap_v: np.ndarray,
 ) -> None:
     """Hand one pass to a Python policy and write its decisions where the kernel will validate them."""
     st = state.st

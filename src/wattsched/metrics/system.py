@@ -44,9 +44,7 @@ def _check_window(t0: float, t1: float) -> None:
         raise ValueError(f"empty window: t1 ({t1}) must be greater than t0 ({t0})")
 
 
-def utilisation(
-    schedule: pl.DataFrame, machine_size: int, t0: float | None = None, t1: float | None = None
-) -> float:
+def utilisation(schedule: pl.DataFrame, machine_size: int, t0: float | None = None, t1: float | None = None) -> float:
     """Fraction of the machine's unit-seconds in ``[t0, t1)`` that jobs occupied.
 
     ``Σ size·|[start, end) ∩ [t0, t1)| / (machine_size·(t1 − t0))``: jobs are clipped at the window edges, so

@@ -40,16 +40,31 @@ class SolverStats:
 
     def summary(self) -> dict[str, float | int]:
         s = np.asarray(self.seconds) if self.seconds else np.zeros(1)
-        return {"passes": self.passes, "mean_s": float(s.mean()), "max_s": float(s.max()),
-                "p95_s": float(np.percentile(s, 95)), "optimal": self.optimal, "feasible": self.feasible,
-                "greedy_fallback": self.greedy_fallback, "improved_on_greedy": self.improved_on_greedy}
+        return {
+            "passes": self.passes,
+            "mean_s": float(s.mean()),
+            "max_s": float(s.max()),
+            "p95_s": float(np.percentile(s, 95)),
+            "optimal": self.optimal,
+            "feasible": self.feasible,
+            "greedy_fallback": self.greedy_fallback,
+            "improved_on_greedy": self.improved_on_greedy,
+        }
 
 
 class CpSatKnapsack:
     """The exact knapsack as a Python policy: ``schedule(view)`` returns the jobs to start now."""
 
-    def __init__(self, profit: str, check: PowerCheck, *, time_limit: float = 1.0, work_limit: float | None = None,
-                 max_jobs: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        profit: str,
+        check: PowerCheck,
+        *,
+        time_limit: float = 1.0,
+        work_limit: float | None = None,
+        max_jobs: int | None = None,
+        seed: int = 0,
+    ) -> None:
         if profit not in ("wait", "stretch"):
             raise ValueError(f"profit must be 'wait' or 'stretch', got {profit!r}")
         self.name = f"knapsack-exact-{profit}"
@@ -173,5 +188,6 @@ class CpSatKnapsack:
         k2 = math.ceil(self.check.k**2 * _K2_SCALE)
         var_running = math.ceil(view.power_sums[2])
         var_terms = [math.ceil(jobs.est_dyn_std[j] ** 2) for j in cand]
-        model.Add(_K2_SCALE * square >= k2 * (var_running + sum(v * xi for v, xi in zip(var_terms, x, strict=True)))
-                  + 1)
+        model.Add(
+            _K2_SCALE * square >= k2 * (var_running + sum(v * xi for v, xi in zip(var_terms, x, strict=True))) + 1
+        )

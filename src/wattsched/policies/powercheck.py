@@ -57,9 +57,12 @@ class PowerCheck:
     name: str = "none"
 
     def __post_init__(self) -> None:
-        for value, allowed, what in ((self.check, _CHECKS, "check"), (self.reservation, _RESERVATIONS, "reservation"),
-                                     (self.shadow_when_nodes_suffice, _SHADOWS, "shadow_when_nodes_suffice"),
-                                     (self.knapsack, _KNAPSACK, "knapsack")):
+        for value, allowed, what in (
+            (self.check, _CHECKS, "check"),
+            (self.reservation, _RESERVATIONS, "reservation"),
+            (self.shadow_when_nodes_suffice, _SHADOWS, "shadow_when_nodes_suffice"),
+            (self.knapsack, _KNAPSACK, "knapsack"),
+        ):
             if value not in allowed:
                 raise ValueError(f"unknown power {what} {value!r}; choose one of {', '.join(allowed)}")
         if self.check == "gaussian" and not self.k > 0:
@@ -86,5 +89,9 @@ class PowerCheck:
         raise ValueError(f"unknown power check {name!r}; choose one of {', '.join(NAMED_CHECKS)}")
 
     def codes(self) -> tuple[int, int, int, int]:
-        return (_CHECKS[self.check], _RESERVATIONS[self.reservation], _SHADOWS[self.shadow_when_nodes_suffice],
-                _KNAPSACK[self.knapsack])
+        return (
+            _CHECKS[self.check],
+            _RESERVATIONS[self.reservation],
+            _SHADOWS[self.shadow_when_nodes_suffice],
+            _KNAPSACK[self.knapsack],
+        )

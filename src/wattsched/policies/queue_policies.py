@@ -124,8 +124,26 @@ def _next_end(run_end, run_job, rc, a, side_end, side_job, sc, b):
 
 @njit(cache=True)
 def _reservation(
-    now, pj, free, run_end, run_job, rc, first, side_end, side_job, sc, size, pcfg, k, sums,
-    est_m, est_max, est_s, cap_t, cap_v, shadow_sums,
+    now,
+    pj,
+    free,
+    run_end,
+    run_job,
+    rc,
+    first,
+    side_end,
+    side_job,
+    sc,
+    size,
+    pcfg,
+    k,
+    sums,
+    est_m,
+    est_max,
+    est_s,
+    cap_t,
+    cap_v,
+    shadow_sums,
 ):
     """Shadow time and extra units for the priority job pj; fills ``shadow_sums`` with the estimated power
     still running at the shadow time plus pj's (what backfilled jobs that outlast the shadow must fit next to).
@@ -163,8 +181,11 @@ def _reservation(
                 sm -= est_m[j]
                 smax -= est_max[j]
                 ss2 -= est_s[j] * est_s[j]
-    elif reserve_power and need <= avail and power_fits(check, k, cap_at(cap_t, cap_v, now), sm, smax, ss2,
-                                                       est_m[pj], est_max[pj], est_s[pj]):
+    elif (
+        reserve_power
+        and need <= avail
+        and power_fits(check, k, cap_at(cap_t, cap_v, now), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])
+    ):
         shadow = now
     else:
         while a < rc or b < sc or (reserve_power and c < cap_t.shape[0]):
@@ -188,8 +209,10 @@ def _reservation(
                 ss2 -= est_s[j] * est_s[j]
             while reserve_power and c < cap_t.shape[0] and cap_t[c] <= e:
                 c += 1
-            if avail >= need and (not reserve_power or power_fits(
-                    check, k, cap_at(cap_t, cap_v, e), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])):
+            if avail >= need and (
+                not reserve_power
+                or power_fits(check, k, cap_at(cap_t, cap_v, e), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])
+            ):
                 shadow = e
                 break
     shadow_sums[SUM_M] = sm + est_m[pj]
@@ -201,8 +224,9 @@ def _reservation(
 
 
 @njit(cache=True)
-def _knapsack_pass(mode, now, queue, qlen, free, size, estimate, out, pcfg, k, sums, est_m, est_max, est_s,
-                   cap_t, cap_v, submit):
+def _knapsack_pass(
+    mode, now, queue, qlen, free, size, estimate, out, pcfg, k, sums, est_m, est_max, est_s, cap_t, cap_v, submit
+):
     """Greedy knapsack (paper 000 Algorithm 2): profit v_j = wait (``KNAPSACK_WAIT``) or stretch
     (wait + p̃)/p̃ (``KNAPSACK_STRETCH``, p̃ floored at 1 s), weight w_j = the estimate the check uses (m for
     mean/gaussian, M for max/naive) floored at 1 W ([AMBIG-0.8]); jobs in descending v/w (ties: queue order)
@@ -244,9 +268,32 @@ def _knapsack_pass(mode, now, queue, qlen, free, size, estimate, out, pcfg, k, s
 
 @njit(cache=True)
 def queue_pass(
-    backfill, now, queue, qlen, free, run_end, run_job, rc, job_start,
-    size, estimate, walltime, reservation, side_end, side_job, out,
-    pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v, shadow_sums, submit,
+    backfill,
+    now,
+    queue,
+    qlen,
+    free,
+    run_end,
+    run_job,
+    rc,
+    job_start,
+    size,
+    estimate,
+    walltime,
+    reservation,
+    side_end,
+    side_job,
+    out,
+    pcfg,
+    pf,
+    sums,
+    est_m,
+    est_max,
+    est_s,
+    cap_t,
+    cap_v,
+    shadow_sums,
+    submit,
 ):
     """One scheduling pass for ``none`` and ``easy`` backfilling and the greedy knapsacks, with the power check
     of ``pcfg`` on every start (reference-spec §1.8); returns the number of jobs written to ``out``.
@@ -256,8 +303,25 @@ def queue_pass(
     k = pf[PF_K]
     if backfill >= KNAPSACK_WAIT:
         if now < pf[PF_KNAPSACK_END] and backfill in (KNAPSACK_WAIT, KNAPSACK_STRETCH):
-            return _knapsack_pass(backfill, now, queue, qlen, free, size, estimate, out, pcfg, k, sums,
-                                  est_m, est_max, est_s, cap_t, cap_v, submit)
+            return _knapsack_pass(
+                backfill,
+                now,
+                queue,
+                qlen,
+                free,
+                size,
+                estimate,
+                out,
+                pcfg,
+                k,
+                sums,
+                est_m,
+                est_max,
+                est_s,
+                cap_t,
+                cap_v,
+                submit,
+            )
         backfill = BACKFILL_EASY  # outside the window: EASY+PC in FCFS order
     check = pcfg[PC_CHECK]
     cap = cap_at(cap_t, cap_v, now)
@@ -293,8 +357,28 @@ def queue_pass(
     sums_now[SUM_M] = sm
     sums_now[SUM_MAX] = smax
     sums_now[SUM_S2] = ss2
-    shadow, extra = _reservation(now, pj, free, run_end, run_job, rc, first, side_end, side_job, sc, size, pcfg,
-                                 k, sums_now, est_m, est_max, est_s, cap_t, cap_v, shadow_sums)
+    shadow, extra = _reservation(
+        now,
+        pj,
+        free,
+        run_end,
+        run_job,
+        rc,
+        first,
+        side_end,
+        side_job,
+        sc,
+        size,
+        pcfg,
+        k,
+        sums_now,
+        est_m,
+        est_max,
+        est_s,
+        cap_t,
+        cap_v,
+        shadow_sums,
+    )
     if math.isnan(reservation[pj]):
         reservation[pj] = shadow
     reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and check != CHECK_NONE
@@ -311,9 +395,21 @@ def queue_pass(
             continue
         if not power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             continue
-        if not ends_in_time and reserve_power and not power_fits(
-                check, k, cap_sh, shadow_sums[SUM_M], shadow_sums[SUM_MAX], shadow_sums[SUM_S2],
-                est_m[j], est_max[j], est_s[j]):
+        if (
+            not ends_in_time
+            and reserve_power
+            and not power_fits(
+                check,
+                k,
+                cap_sh,
+                shadow_sums[SUM_M],
+                shadow_sums[SUM_MAX],
+                shadow_sums[SUM_S2],
+                est_m[j],
+                est_max[j],
+                est_s[j],
+            )
+        ):
             continue
         out[ns] = j
         ns += 1
@@ -472,9 +568,30 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
 
 @njit(cache=True)
 def conservative_pass(
-    now, queue, qlen, free, run_end, run_job, rc, job_start, size, estimate, walltime,
-    reservation, first_reservation, side_end, side_job, out,
-    pt, pa, pol, res_t, res_j, fin, fc, assumed_end,
+    now,
+    queue,
+    qlen,
+    free,
+    run_end,
+    run_job,
+    rc,
+    job_start,
+    size,
+    estimate,
+    walltime,
+    reservation,
+    first_reservation,
+    side_end,
+    side_job,
+    out,
+    pt,
+    pa,
+    pol,
+    res_t,
+    res_j,
+    fin,
+    fc,
+    assumed_end,
 ):
     """Conservative backfilling with a persistent availability profile (Mu'alem & Feitelson 2001).
 
@@ -494,8 +611,9 @@ def conservative_pass(
     overdue = rc > 0 and run_end[0] <= now
     stale = rn > 0 and res_t[0] < now  # a due job could not start (its units held past their estimate)
     if rn == 0 or overdue or stale:
-        pn = _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, size,
-                                   side_end, side_job, pt, pa)
+        pn = _profile_from_running(
+            now, free, run_end, run_job, rc, job_start, walltime, size, side_end, side_job, pt, pa
+        )
         for a in range(rc):
             j = run_job[a]
             assumed_end[j] = run_end[a] if run_end[a] > now else job_start[j] + walltime[j]

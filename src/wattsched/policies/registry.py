@@ -32,32 +32,75 @@ class QueuePolicy:
 POLICIES: dict[str, QueuePolicy] = {
     p.name: p
     for p in (
-        QueuePolicy("fcfs", ORDER_FCFS, BACKFILL_NONE,
-                    "first come first served, strict: stop at the first job that does not fit"),
-        QueuePolicy("sjf", ORDER_SJF, BACKFILL_NONE,
-                    "shortest runtime estimate first; stop at the first job that does not fit"),
-        QueuePolicy("ljf", ORDER_LJF, BACKFILL_NONE,
-                    "longest runtime estimate first; stop at the first job that does not fit"),
-        QueuePolicy("easy", ORDER_FCFS, BACKFILL_EASY,
-                    "EASY backfilling, FCFS order, one node-only reservation for the first blocked job"),
-        QueuePolicy("easy-saf", ORDER_SAF, BACKFILL_EASY,
-                    "EASY backfilling, queue sorted by smallest area (estimate x size) first"),
-        QueuePolicy("easy-sjf", ORDER_SJF, BACKFILL_EASY,
-                    "EASY backfilling, queue sorted by shortest runtime estimate first"),
-        QueuePolicy("easy-pc", ORDER_FCFS, BACKFILL_EASY,
-                    "EASY+PC (paper 000, Algorithm 1): EASY with the power check on every start"),
-        QueuePolicy("easy-saf-pc", ORDER_SAF, BACKFILL_EASY,
-                    "EASY-SAF with the power check on every start (smallest area first)"),
-        QueuePolicy("knapsack-wait", ORDER_FCFS, KNAPSACK_WAIT,
-                    "greedy knapsack in the power window, profit = wait (paper 000 Alg. 2); EASY+PC after it"),
-        QueuePolicy("knapsack-stretch", ORDER_FCFS, KNAPSACK_STRETCH,
-                    "greedy knapsack in the power window, profit = stretch (paper 000 Alg. 2); EASY+PC after it"),
-        QueuePolicy("knapsack-exact-wait", ORDER_FCFS, KNAPSACK_EXACT_WAIT,
-                    "exact knapsack (OR-Tools CP-SAT, time-budgeted, greedy warm start), profit = wait; EASY+PC after"),
-        QueuePolicy("knapsack-exact-stretch", ORDER_FCFS, KNAPSACK_EXACT_STRETCH,
-                    "exact knapsack (OR-Tools CP-SAT), profit = stretch; EASY+PC after the window"),
-        QueuePolicy("conservative", ORDER_FCFS, BACKFILL_CONSERVATIVE,
-                    "conservative backfilling: every queued job holds a reservation that never moves later"),
+        QueuePolicy(
+            "fcfs",
+            ORDER_FCFS,
+            BACKFILL_NONE,
+            "first come first served, strict: stop at the first job that does not fit",
+        ),
+        QueuePolicy(
+            "sjf", ORDER_SJF, BACKFILL_NONE, "shortest runtime estimate first; stop at the first job that does not fit"
+        ),
+        QueuePolicy(
+            "ljf", ORDER_LJF, BACKFILL_NONE, "longest runtime estimate first; stop at the first job that does not fit"
+        ),
+        QueuePolicy(
+            "easy",
+            ORDER_FCFS,
+            BACKFILL_EASY,
+            "EASY backfilling, FCFS order, one node-only reservation for the first blocked job",
+        ),
+        QueuePolicy(
+            "easy-saf",
+            ORDER_SAF,
+            BACKFILL_EASY,
+            "EASY backfilling, queue sorted by smallest area (estimate x size) first",
+        ),
+        QueuePolicy(
+            "easy-sjf", ORDER_SJF, BACKFILL_EASY, "EASY backfilling, queue sorted by shortest runtime estimate first"
+        ),
+        QueuePolicy(
+            "easy-pc",
+            ORDER_FCFS,
+            BACKFILL_EASY,
+            "EASY+PC (paper 000, Algorithm 1): EASY with the power check on every start",
+        ),
+        QueuePolicy(
+            "easy-saf-pc",
+            ORDER_SAF,
+            BACKFILL_EASY,
+            "EASY-SAF with the power check on every start (smallest area first)",
+        ),
+        QueuePolicy(
+            "knapsack-wait",
+            ORDER_FCFS,
+            KNAPSACK_WAIT,
+            "greedy knapsack in the power window, profit = wait (paper 000 Alg. 2); EASY+PC after it",
+        ),
+        QueuePolicy(
+            "knapsack-stretch",
+            ORDER_FCFS,
+            KNAPSACK_STRETCH,
+            "greedy knapsack in the power window, profit = stretch (paper 000 Alg. 2); EASY+PC after it",
+        ),
+        QueuePolicy(
+            "knapsack-exact-wait",
+            ORDER_FCFS,
+            KNAPSACK_EXACT_WAIT,
+            "exact knapsack (OR-Tools CP-SAT, time-budgeted, greedy warm start), profit = wait; EASY+PC after",
+        ),
+        QueuePolicy(
+            "knapsack-exact-stretch",
+            ORDER_FCFS,
+            KNAPSACK_EXACT_STRETCH,
+            "exact knapsack (OR-Tools CP-SAT), profit = stretch; EASY+PC after the window",
+        ),
+        QueuePolicy(
+            "conservative",
+            ORDER_FCFS,
+            BACKFILL_CONSERVATIVE,
+            "conservative backfilling: every queued job holds a reservation that never moves later",
+        ),
     )
 }
 

@@ -422,7 +422,20 @@ def _sorted_events(
     if width is None:
         width = _block_width(points, nbuckets)
     return _two_level_bucket_sort(
-        order, start, base, n, offset, flat, idle_job, pt_time, pt_base, pt_delta, phase, period, bmin, nbuckets,
+        order,
+        start,
+        base,
+        n,
+        offset,
+        flat,
+        idle_job,
+        pt_time,
+        pt_base,
+        pt_delta,
+        phase,
+        period,
+        bmin,
+        nbuckets,
         width,
     )
 
@@ -468,8 +481,27 @@ def _two_level_bucket_sort(
     deltas = populated_empty(total)
     run_item, run_bucket, run_len, run_at = (np.empty(nruns, np.int64) for _ in range(4))
     _fill_blocks(
-        order, start, base, n, offset, flat, idle_job, pt_time, pt_base, pt_delta, period, bmin, width,
-        block_points, block_runs, times, deltas, run_item, run_bucket, run_len, run_at,
+        order,
+        start,
+        base,
+        n,
+        offset,
+        flat,
+        idle_job,
+        pt_time,
+        pt_base,
+        pt_delta,
+        period,
+        bmin,
+        width,
+        block_points,
+        block_runs,
+        times,
+        deltas,
+        run_item,
+        run_bucket,
+        run_len,
+        run_at,
     )
     _sort_blocks(phase, width, block_points, block_runs, times, deltas, run_item, run_bucket, run_len, run_at)
     insertion_sort_pairs(times, deltas, total)

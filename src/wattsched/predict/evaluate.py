@@ -35,8 +35,15 @@ def error_stats(pred: np.ndarray, true: np.ndarray) -> dict[str, float]:
     err = pred[ok] - true[ok]
     n = int(err.size)
     if n == 0:
-        return {"jobs": 0, "mae": float("nan"), "median_ae": float("nan"), "under_share": float("nan"),
-                "under_mean": float("nan"), "over_share": float("nan"), "over_mean": float("nan")}
+        return {
+            "jobs": 0,
+            "mae": float("nan"),
+            "median_ae": float("nan"),
+            "under_share": float("nan"),
+            "under_mean": float("nan"),
+            "over_share": float("nan"),
+            "over_mean": float("nan"),
+        }
     under, over = err < 0, err > 0
     return {
         "jobs": n,
@@ -79,8 +86,9 @@ def evaluate(
         report["with_history"] = error_stats(pred[has], true[has])
         report["without_history"] = error_stats(pred[~has], true[~has])
     classes = _class_of(jobs["runtime"].to_numpy().astype(np.float64))
-    report["by_class"] = {name: error_stats(pred[classes == name], true[classes == name])
-                          for name, _, _ in RUNTIME_CLASSES}
+    report["by_class"] = {
+        name: error_stats(pred[classes == name], true[classes == name]) for name, _, _ in RUNTIME_CLASSES
+    }
     report["per_user_mae"] = _distribution(per_user_mae(pred, true, users))
     return report
 
@@ -99,8 +107,10 @@ def evaluate_power(
         col = f"pred_{metric}"
         if col in predictions.columns and metric in jobs.columns:
             out[metric] = evaluate(
-                jobs, predictions[col].to_numpy().astype(float), jobs[metric].cast(pl.Float64).fill_null(np.nan)
-                .to_numpy(), has_history=has,
+                jobs,
+                predictions[col].to_numpy().astype(float),
+                jobs[metric].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+                has_history=has,
             )
     return out
 

@@ -185,8 +185,26 @@ def _predict(i, r, u, st, powers, glob, fallback, window, origin, out, feats):
 
 
 @nb.njit(cache=True)
-def _sweep(submit, completion, done, users, vals, multi, st, powers, nxt, glob, alpha, eps, window, fallback,
-           origin, out, feats, has):
+def _sweep(
+    submit,
+    completion,
+    done,
+    users,
+    vals,
+    multi,
+    st,
+    powers,
+    nxt,
+    glob,
+    alpha,
+    eps,
+    window,
+    fallback,
+    origin,
+    out,
+    feats,
+    has,
+):
     """The trace protocol in one pass (the semantics of ``predict_online``'s generic driver); ``done`` lists
     the jobs with a known completion time, in completion order."""
     n = submit.size
@@ -211,8 +229,7 @@ def _sweep(submit, completion, done, users, vals, multi, st, powers, nxt, glob, 
                 deferred[nd] = j
                 nd += 1
             else:
-                _observe(j, completion[j], users[j], vals, multi, st, powers, nxt, glob, alpha, eps, windowed,
-                         origin)
+                _observe(j, completion[j], users[j], vals, multi, st, powers, nxt, glob, alpha, eps, windowed, origin)
             ci += 1
         for i in range(lo, hi):
             u = users[i]
@@ -230,8 +247,7 @@ def _observe_many(rows, ends, users, vals, multi, st, powers, nxt, glob, alpha, 
 
 
 @nb.njit(cache=True)
-def _predict_many(rows, now, users, completion, vals, st, powers, nxt, glob, window, fallback, origin, out, feats,
-                  has):
+def _predict_many(rows, now, users, completion, vals, st, powers, nxt, glob, window, fallback, origin, out, feats, has):
     for q in range(rows.size):
         i = rows[q]
         u = users[i]
@@ -247,7 +263,7 @@ def _inputs(jobs: pl.DataFrame, cfg: HistoryConfig) -> tuple[np.ndarray, int, np
         raise ValueError(f"the history power predictor needs column(s) {missing} (per-node watts)")
     if "user_id" in jobs.columns:
         codes = jobs["user_id"].rank("dense")
-        users = (codes.fill_null(0).to_numpy().astype(np.int64) - 1)
+        users = codes.fill_null(0).to_numpy().astype(np.int64) - 1
         n_users = int(codes.max() or 0)
     else:
         users = np.full(jobs.height, -1, dtype=np.int64)
@@ -278,9 +294,26 @@ def history_sweep(jobs: pl.DataFrame, completion: np.ndarray, cfg: HistoryConfig
     known = np.flatnonzero(np.isfinite(completion))
     done = known[np.argsort(completion[known], kind="stable")]
     if n:
-        _sweep(submit, completion, done, users, vals, multi, state.user, state.powers, state.nxt, state.glob,
-               float(cfg.alpha), float(cfg.eps), float(cfg.window or 0.0), float(cfg.fallback_watts), origin,
-               out, feats, has)
+        _sweep(
+            submit,
+            completion,
+            done,
+            users,
+            vals,
+            multi,
+            state.user,
+            state.powers,
+            state.nxt,
+            state.glob,
+            float(cfg.alpha),
+            float(cfg.eps),
+            float(cfg.window or 0.0),
+            float(cfg.fallback_watts),
+            origin,
+            out,
+            feats,
+            has,
+        )
     return _frame(out, feats, has)
 
 
@@ -320,15 +353,42 @@ class HistoryPowerPredictor:
         ends = np.asarray(end_times, dtype=np.float64)
         self._completion[rows] = ends
         s = self._state
-        _observe_many(rows, ends, self._users, self._vals, self._multi, s.user, s.powers, s.nxt, s.glob,
-                      float(self.cfg.alpha), float(self.cfg.eps), self.cfg.window is not None, self._origin)
+        _observe_many(
+            rows,
+            ends,
+            self._users,
+            self._vals,
+            self._multi,
+            s.user,
+            s.powers,
+            s.nxt,
+            s.glob,
+            float(self.cfg.alpha),
+            float(self.cfg.eps),
+            self.cfg.window is not None,
+            self._origin,
+        )
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
         rows = np.asarray(rows, dtype=np.int64)
         s = self._state
-        _predict_many(rows, float(now), self._users, self._completion, self._vals, s.user, s.powers, s.nxt, s.glob,
-                      float(self.cfg.window or 0.0), float(self.cfg.fallback_watts), self._origin, self._out,
-                      self._feats, self._has)
+        _predict_many(
+            rows,
+            float(now),
+            self._users,
+            self._completion,
+            self._vals,
+            s.user,
+            s.powers,
+            s.nxt,
+            s.glob,
+            float(self.cfg.window or 0.0),
+            float(self.cfg.fallback_watts),
+            self._origin,
+            self._out,
+            self._feats,
+            self._has,
+        )
         result = {name: self._out[rows, m] for m, name in enumerate(OUTPUTS[:3])}
         result["has_user_history"] = self._has[rows]
         if self.features:

@@ -190,8 +190,15 @@ class RFECVGridRegressor(RegressorMixin, BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             if self.select and splitter is not None and d > 1:
-                rfe = RFECV(pipe, step=1, min_features_to_select=1, cv=splitter, scoring=self.scoring,
-                            n_jobs=self.n_jobs, importance_getter=_importance).fit(X, y)
+                rfe = RFECV(
+                    pipe,
+                    step=1,
+                    min_features_to_select=1,
+                    cv=splitter,
+                    scoring=self.scoring,
+                    n_jobs=self.n_jobs,
+                    importance_getter=_importance,
+                ).fit(X, y)
                 support = np.asarray(rfe.support_, dtype=bool).copy()
                 score = float(rfe.cv_results_["mean_test_score"][int(support.sum()) - 1])
             grid = {f"model__{k}": list(v) for k, v in (self.param_grid or {}).items()}
@@ -404,8 +411,15 @@ class WeeklyMLPowerPredictor:
         cfg = self.cfg
         params = dict(DEFAULT_BASE_PARAMS.get(self.name, {}) if cfg.base_params is None else cfg.base_params)
         grid = DEFAULT_GRIDS[self.name] if cfg.grid is None else cfg.grid
-        return RFECVGridRegressor(ML_MODELS[self.name](**params), dict(grid), cv=cfg.cv, cv_kind=cfg.cv_kind,
-                                  select=cfg.select_features, n_jobs=cfg.n_jobs, random_state=cfg.random_state)
+        return RFECVGridRegressor(
+            ML_MODELS[self.name](**params),
+            dict(grid),
+            cv=cfg.cv,
+            cv_kind=cfg.cv_kind,
+            select=cfg.select_features,
+            n_jobs=cfg.n_jobs,
+            random_state=cfg.random_state,
+        )
 
     def _design(self, table: _Table, rows: np.ndarray, m: int) -> np.ndarray:
         return np.column_stack([table.static[rows], table.lag[rows, m, :]])
@@ -427,21 +441,27 @@ class WeeklyMLPowerPredictor:
             fitted: dict[int, _Fitted] = {}
             for key, grows in groups:
                 if cfg.max_train_rows is not None:
-                    grows = grows[-cfg.max_train_rows:]
+                    grows = grows[-cfg.max_train_rows :]
                 if grows.size < cfg.min_train_rows:
                     continue
                 y = table.targets[grows, m]
                 start = time.perf_counter()
                 est = self._estimator().fit(self._design(table, grows, m), y)
                 fitted[key] = _Fitted(est, float(y.min()), float(y.max()))
-                self._records.append({
-                    "model": self.name, "week": k - 1, "week_end": end, "metric": metric,
-                    "user": None if key < 0 else int(table.user_ids[grows[0]]), "n_train": int(grows.size),
-                    "features": [f for f, kept in zip(FEATURE_NAMES, est.support_, strict=True) if kept],
-                    "params": json.dumps(est.best_params_, sort_keys=True),
-                    "cv_rmse": math.sqrt(-est.best_score_) if est.best_score_ <= 0 else math.nan,
-                    "fit_s": time.perf_counter() - start,
-                })
+                self._records.append(
+                    {
+                        "model": self.name,
+                        "week": k - 1,
+                        "week_end": end,
+                        "metric": metric,
+                        "user": None if key < 0 else int(table.user_ids[grows[0]]),
+                        "n_train": int(grows.size),
+                        "features": [f for f, kept in zip(FEATURE_NAMES, est.support_, strict=True) if kept],
+                        "params": json.dumps(est.best_params_, sort_keys=True),
+                        "cv_rmse": math.sqrt(-est.best_score_) if est.best_score_ <= 0 else math.nan,
+                        "fit_s": time.perf_counter() - start,
+                    }
+                )
             models.append(fitted)
         return models
 
@@ -471,9 +491,18 @@ class WeeklyMLPowerPredictor:
     @property
     def report(self) -> pl.DataFrame:
         """One row per fitted model (``params`` as JSON; ``fit_s`` is wall time, the rest is deterministic)."""
-        schema = {"model": pl.String, "week": pl.Int64, "week_end": pl.Float64, "metric": pl.String,
-                  "user": pl.Int64, "n_train": pl.Int64, "features": pl.List(pl.String), "params": pl.String,
-                  "cv_rmse": pl.Float64, "fit_s": pl.Float64}
+        schema = {
+            "model": pl.String,
+            "week": pl.Int64,
+            "week_end": pl.Float64,
+            "metric": pl.String,
+            "user": pl.Int64,
+            "n_train": pl.Int64,
+            "features": pl.List(pl.String),
+            "params": pl.String,
+            "cv_rmse": pl.Float64,
+            "fit_s": pl.Float64,
+        }
         return pl.DataFrame(self._records, schema=schema)
 
     # -- trace protocol
@@ -637,4 +666,3 @@ def mae_summary(jobs: pl.DataFrame, predictions: pl.DataFrame, cfg: HistoryConfi
             "n_with_history": int(np.count_nonzero(known & has)),
         }
     return summary
-

@@ -87,8 +87,12 @@ def run_power_prediction(
     from wattsched.predict.power_ml import GlobalMeanPowerPredictor
 
     baseline = predict_online(GlobalMeanPowerPredictor(cfg), jobs, done)
-    report = {"method": method, "completion": where, "metrics": evaluate_power(jobs, predictions),
-              "global_mean_baseline": evaluate_power(jobs, baseline, predictions["has_user_history"].to_numpy())}
+    report = {
+        "method": method,
+        "completion": where,
+        "metrics": evaluate_power(jobs, predictions),
+        "global_mean_baseline": evaluate_power(jobs, baseline, predictions["has_user_history"].to_numpy()),
+    }
     users = jobs["user_id"].to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, None)
     true = jobs["power_mean"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     per_user = {

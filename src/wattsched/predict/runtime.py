@@ -60,7 +60,7 @@ def _user_codes(jobs: pl.DataFrame) -> np.ndarray:
     """Dense user codes from 0; −1 for a null (or absent) user."""
     if "user_id" not in jobs.columns:
         return np.full(jobs.height, -1, dtype=np.int64)
-    return (jobs["user_id"].rank("dense").fill_null(0).to_numpy().astype(np.int64) - 1)
+    return jobs["user_id"].rank("dense").fill_null(0).to_numpy().astype(np.int64) - 1
 
 
 class WalltimePredictor:
@@ -421,10 +421,12 @@ class RuleCascadePredictor:
                 else:
                     break
             values[i], rules[i] = predict(i)
-        return pl.DataFrame([
-            pl.Series(RUNTIME_OUTPUT, values, dtype=pl.Float64, nan_to_null=True),
-            pl.Series(RULE_OUTPUT, rules, dtype=pl.Int64),
-        ])
+        return pl.DataFrame(
+            [
+                pl.Series(RUNTIME_OUTPUT, values, dtype=pl.Float64, nan_to_null=True),
+                pl.Series(RULE_OUTPUT, rules, dtype=pl.Int64),
+            ]
+        )
 
 
 #: Runtime predictors by name.

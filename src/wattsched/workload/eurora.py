@@ -140,10 +140,20 @@ class _Lines:
                 elif self.text[kept] == body:
                     self.n_duplicates += 1
                 else:
-                    why = (f"job id {jid} was already read with different content at {self.src[kept]}:"
-                           f"{self.line[kept]} (the first occurrence is the one used)")
-                    self.conflicts.append({"source": source, "line": number, "job_id": _int_or_none(jid),
-                                           "field": "job_id", "reason": why, "raw": body})
+                    why = (
+                        f"job id {jid} was already read with different content at {self.src[kept]}:"
+                        f"{self.line[kept]} (the first occurrence is the one used)"
+                    )
+                    self.conflicts.append(
+                        {
+                            "source": source,
+                            "line": number,
+                            "job_id": _int_or_none(jid),
+                            "field": "job_id",
+                            "reason": why,
+                            "raw": body,
+                        }
+                    )
             self.n_blank -= text.endswith("\n")  # the empty string after the final newline is not a line
             self.n_records += n_lines
             self.per_file.append({"path": source, "lines": n_lines, "job_ids": len(ids)})
@@ -188,8 +198,11 @@ def _chunks(frame: pl.DataFrame) -> pl.DataFrame:
     entry is malformed (null when all are fine)."""
     entries = (
         frame.filter(pl.col("__nodes").is_not_null())
-        .select(_ROW, (pl.col("__nodes").str.strip_chars() == "").alias("__none"),
-                pl.col("__nodes").str.strip_chars().str.replace(r"#$", "").str.split("#").alias("__entry"))
+        .select(
+            _ROW,
+            (pl.col("__nodes").str.strip_chars() == "").alias("__none"),
+            pl.col("__nodes").str.strip_chars().str.replace(r"#$", "").str.split("#").alias("__entry"),
+        )
         .explode("__entry")
         .with_columns(pl.int_range(1, pl.len() + 1).over(_ROW).alias("__k"))
     )
@@ -212,12 +225,16 @@ def _chunks(frame: pl.DataFrame) -> pl.DataFrame:
         .then(pl.format("{} uses no cores", shown))
     )
     vector = pl.struct("cores", "gpus", "mics", "mem")
-    return entries.with_columns(reason.alias("__reason")).group_by(_ROW).agg(
-        pl.col("__reason").drop_nulls().first().alias("__nodes_reason"),
-        pl.len().cast(pl.Int64).alias("chunks"),
-        *[pl.col(n).max().alias(f"chunk_{n}") for n in ("cores", "gpus", "mics", "mem")],
-        (vector.n_unique() > 1).alias("__heterogeneous"),
-        pl.col("node").alias("eurora_nodes"),
+    return (
+        entries.with_columns(reason.alias("__reason"))
+        .group_by(_ROW)
+        .agg(
+            pl.col("__reason").drop_nulls().first().alias("__nodes_reason"),
+            pl.len().cast(pl.Int64).alias("chunks"),
+            *[pl.col(n).max().alias(f"chunk_{n}") for n in ("cores", "gpus", "mics", "mem")],
+            (vector.n_unique() > 1).alias("__heterogeneous"),
+            pl.col("node").alias("eurora_nodes"),
+        )
     )
 
 
@@ -225,7 +242,7 @@ def _walltime(defaults: Mapping[str, float] | None) -> tuple[pl.Expr, pl.Expr, p
     """(walltime seconds or null, "is malformed", "missing and no default")."""
     text = pl.col("f_walltime")
     match = text.str.extract_groups(r"^(?P<h>\d{1,6}):(?P<m>[0-5]\d)$")
-    seconds = (match.struct.field("h").cast(pl.Float64) * 3600 + match.struct.field("m").cast(pl.Float64) * 60)
+    seconds = match.struct.field("h").cast(pl.Float64) * 3600 + match.struct.field("m").cast(pl.Float64) * 60
     missing = text.str.to_lowercase().is_in(list(_MISSING_WALLTIME)).fill_null(True) | (seconds == 0).fill_null(False)
     malformed = seconds.is_null() & ~missing
     if defaults:
@@ -277,8 +294,10 @@ def _checks(defaults: Mapping[str, float] | None) -> list[tuple[str, pl.Expr, pl
 
 def _parse(lines: _Lines, defaults: Mapping[str, float] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Parse the distinct lines: (candidate jobs with ``__row``, Eurora-rule rejects)."""
-    frame = pl.DataFrame({_ROW: pl.int_range(len(lines.text), eager=True, dtype=pl.Int64), _TEXT: lines.text},
-                         schema={_ROW: pl.Int64, _TEXT: pl.Utf8})
+    frame = pl.DataFrame(
+        {_ROW: pl.int_range(len(lines.text), eager=True, dtype=pl.Int64), _TEXT: lines.text},
+        schema={_ROW: pl.Int64, _TEXT: pl.Utf8},
+    )
     frame = _split_fields(frame)
     frame = frame.join(_chunks(frame), on=_ROW, how="left")
     walltime, _, _ = _walltime(defaults)
@@ -300,7 +319,10 @@ def _parse(lines: _Lines, defaults: Mapping[str, float] | None) -> tuple[pl.Data
         field_ = pl.when(cond.fill_null(False)).then(pl.lit(name)).otherwise(field_)
     frame = frame.with_columns(reason.alias("__reason"), field_.alias("__field"))
     own = frame.filter(pl.col("__reason").is_not_null()).select(
-        _ROW, "job_id", pl.col("__field").alias("field"), pl.col("__reason").alias("reason"),
+        _ROW,
+        "job_id",
+        pl.col("__field").alias("field"),
+        pl.col("__reason").alias("reason"),
     )
     good = frame.filter(pl.col("__reason").is_null())
     users = good["f_user"].unique().to_list()
@@ -352,11 +374,7 @@ def read_eurora_power_predictions(path: str | Path) -> pl.DataFrame:
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot read: {exc}") from None
     raw = pl.Series(_TEXT, text.split("\n"), dtype=pl.Utf8)
-    frame = (
-        pl.DataFrame({_TEXT: raw.str.strip_chars()})
-        .with_row_index("line", offset=1)
-        .filter(pl.col(_TEXT) != "")
-    )
+    frame = pl.DataFrame({_TEXT: raw.str.strip_chars()}).with_row_index("line", offset=1).filter(pl.col(_TEXT) != "")
     if frame.height == 0:
         raise WorkloadError(f"{path}: no predictions")
     parts = frame[_TEXT].str.extract_groups(r"^(?P<id>\d{1,18})(?:\.[^;\s]*)?\s*;\s*(?P<w>[^;]+?)$")
@@ -365,8 +383,10 @@ def read_eurora_power_predictions(path: str | Path) -> pl.DataFrame:
         parts.struct.field("w").cast(pl.Float64, strict=False).alias("pred_power_eurora"),
     )
     bad = frame.filter(
-        pl.col("job_id").is_null() | pl.col("pred_power_eurora").is_null()
-        | ~pl.col("pred_power_eurora").is_finite() | (pl.col("pred_power_eurora") < 0)
+        pl.col("job_id").is_null()
+        | pl.col("pred_power_eurora").is_null()
+        | ~pl.col("pred_power_eurora").is_finite()
+        | (pl.col("pred_power_eurora") < 0)
     )
     if bad.height:
         first = bad.row(0, named=True)
@@ -438,8 +458,10 @@ def read_eurora(
     if good.height:
         header["chunks_not_req_nodes"] = int((good["chunks"] != good["nodes"]).sum())
         header["cores_not_req_cores"] = int((good["cores"] != good["req_cores"]).sum())
-        header["trace_node_ids"] = [int(good["eurora_nodes"].list.min().min()),
-                                    int(good["eurora_nodes"].list.max().max())]
+        header["trace_node_ids"] = [
+            int(good["eurora_nodes"].list.min().min()),
+            int(good["eurora_nodes"].list.max().max()),
+        ]
     if walltime_defaults:
         header["walltime_defaults"] = dict(walltime_defaults)
     if predictions is not None:
@@ -477,8 +499,11 @@ def _conventions(defaults: Mapping[str, float] | None, machine_size: int | None,
         "date-times are naive Eurora local time (Europe/Rome) read as UTC; output epoch seconds (unix_start_time 0)",
         "submit_time = arrival; trace_start_time / trace_end_time = start / end; runtime = end − start",
         "walltime = hh:mm × 60 s; "
-        + (f"missing or zero → walltime_defaults per queue {dict(defaults)}" if defaults else
-           "missing or zero rejected (no walltime_defaults)"),
+        + (
+            f"missing or zero → walltime_defaults per queue {dict(defaults)}"
+            if defaults
+            else "missing or zero rejected (no walltime_defaults)"
+        ),
         "chunks = number of used-node entries; chunk_cores/gpus/mics/mem = element-wise max over the entries"
         " (chunk_mem in KiB); size = chunks (unit: chunks; chunks may share a node)",
         "cores, gpus, mics = chunks × per chunk; mem = chunks × chunk_mem in GB (base 1024)",

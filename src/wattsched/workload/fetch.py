@@ -65,8 +65,11 @@ def _md5(path: Path) -> str:
 
 
 def download(
-    remote: RemoteFile, directory: Path, *, timeout: float = 60.0, progress: Callable[[int, int | None], None] | None
-    = None,
+    remote: RemoteFile,
+    directory: Path,
+    *,
+    timeout: float = 60.0,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> Path:
     """Download one file with resume and checksum; returns its path."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,17 @@ __all__ = ["SUPPORTED_SUFFIXES", "load_workload"]
 
 #: File name endings :func:`load_workload` understands (matched case-insensitively).
 SUPPORTED_SUFFIXES: tuple[str, ...] = (
-    ".swf", ".swf.gz", ".parquet", ".csv", ".csv.gz", ".sacct", ".sacct.gz", ".psv", ".psv.gz", ".json", ".txt",
+    ".swf",
+    ".swf.gz",
+    ".parquet",
+    ".csv",
+    ".csv.gz",
+    ".sacct",
+    ".sacct.gz",
+    ".psv",
+    ".psv.gz",
+    ".json",
+    ".txt",
     EURORA_SUFFIX,
 )
 _SACCT_SUFFIXES = (".sacct", ".sacct.gz", ".psv", ".psv.gz")

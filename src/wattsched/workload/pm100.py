@@ -57,7 +57,12 @@ __all__ = ["PM100_KEPT_COLUMNS", "PM100_REQUIRED_COLUMNS", "is_pm100_parquet", "
 
 #: PM100 columns without which no canonical job (or its power) can be built.
 PM100_REQUIRED_COLUMNS: tuple[str, ...] = (
-    "job_id", "submit_time", "time_limit", "run_time", "num_nodes_alloc", "node_power_consumption",
+    "job_id",
+    "submit_time",
+    "time_limit",
+    "run_time",
+    "num_nodes_alloc",
+    "node_power_consumption",
 )
 
 #: PM100 columns mapped onto canonical names (used when present, null otherwise).
@@ -74,8 +79,15 @@ _RENAMED: dict[str, tuple[str, pl.DataType]] = {
 
 #: PM100 columns kept verbatim as ``pm100_<name>`` (timestamps become epoch seconds).
 PM100_KEPT_COLUMNS: tuple[str, ...] = (
-    "num_nodes_req", "num_cores_req", "num_gpus_req", "mem_req", "priority", "num_tasks", "state_reason",
-    "eligible_time", "nodes",
+    "num_nodes_req",
+    "num_cores_req",
+    "num_gpus_req",
+    "mem_req",
+    "priority",
+    "num_tasks",
+    "state_reason",
+    "eligible_time",
+    "nodes",
 )
 
 _TIMES = ("submit_time", "start_time", "end_time", "eligible_time")
@@ -108,8 +120,15 @@ def _open(path: Path) -> pl.DataFrame:
         raise WorkloadError(
             f"{path}: not a PM100 job table; missing column(s) {missing} (required: {list(PM100_REQUIRED_COLUMNS)})"
         )
-    wanted = {*PM100_REQUIRED_COLUMNS, *_RENAMED, *PM100_KEPT_COLUMNS, "start_time", "end_time",
-              "cpu_power_consumption", "mem_power_consumption"}
+    wanted = {
+        *PM100_REQUIRED_COLUMNS,
+        *_RENAMED,
+        *PM100_KEPT_COLUMNS,
+        "start_time",
+        "end_time",
+        "cpu_power_consumption",
+        "mem_power_consumption",
+    }
     try:
         table = pq.read_table(path, columns=[c for c in names if c in wanted])
         return pl.DataFrame(table)
@@ -190,8 +209,10 @@ def read_pm100(
         (pl.int_range(pl.len(), dtype=pl.Int64) + 1).alias(_LINE),
         pl.col("node_power_consumption").list.len().fill_null(0).cast(pl.Int64).alias(_N),
         pl.concat_str(
-            [pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null"))
-             for c in ("job_id", "submit_time", "time_limit", "run_time", "num_nodes_alloc")]
+            [
+                pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null"))
+                for c in ("job_id", "submit_time", "time_limit", "run_time", "num_nodes_alloc")
+            ]
             + [pl.format("samples={}", pl.col("node_power_consumption").list.len().cast(pl.Utf8).fill_null("null"))],
             separator=" ",
         ).alias(_RAW),
@@ -209,7 +230,10 @@ def read_pm100(
         why = pl.format(
             "power profile length inconsistent with run time: {} samples × {} s vs run time {} s"
             " (more than {} sample(s) apart)",
-            pl.col(_N), pl.lit(sample_period), pl.col("runtime"), pl.lit(length_tolerance_samples),
+            pl.col(_N),
+            pl.lit(sample_period),
+            pl.col("runtime"),
+            pl.lit(length_tolerance_samples),
         )
         checks.append(("power_profile", gap > slack, why))
     reason = pl.lit(None, dtype=pl.Utf8)
@@ -219,16 +243,18 @@ def read_pm100(
         field_ = pl.when(cond.fill_null(False)).then(pl.lit(name)).otherwise(field_)
     tagged = jobs.with_columns(reason.alias("__reason"), field_.alias("__field"))
     own = tagged.filter(pl.col("__reason").is_not_null()).select(
-        pl.lit(source).alias("source"), pl.col(_LINE).alias("line"), "job_id",
-        pl.col("__field").alias("field"), pl.col("__reason").alias("reason"), pl.col(_RAW).alias("raw"),
+        pl.lit(source).alias("source"),
+        pl.col(_LINE).alias("line"),
+        "job_id",
+        pl.col("__field").alias("field"),
+        pl.col("__reason").alias("reason"),
+        pl.col(_RAW).alias("raw"),
     )
     survivors = coerce_columns(tagged.filter(pl.col("__reason").is_null()).drop("__reason", "__field"))
     good, sem = validate_jobs(survivors, machine_size=machine_size, source=source, line_column=_LINE)
     if sem.height:
         raw_by_line = dict(zip(jobs[_LINE].to_list(), jobs[_RAW].to_list(), strict=True))
-        sem = sem.with_columns(
-            pl.Series("raw", [raw_by_line[line] for line in sem["line"].to_list()], dtype=pl.Utf8)
-        )
+        sem = sem.with_columns(pl.Series("raw", [raw_by_line[line] for line in sem["line"].to_list()], dtype=pl.Utf8))
     rejects = pl.concat([make_rejects([]), own.cast(sem.schema), sem]).sort("line")
     good = sort_queue_order(good.drop(_RAW, _N))
 
@@ -239,8 +265,11 @@ def read_pm100(
         size_unit="nodes",
         unix_start_time=0.0,
         timezone="UTC",
-        header={"dataset": "PM100 (Marconi100), Zenodo 10.5281/zenodo.8129258", "sample_period": sample_period,
-                "columns": frame.columns},
+        header={
+            "dataset": "PM100 (Marconi100), Zenodo 10.5281/zenodo.8129258",
+            "sample_period": sample_period,
+            "columns": frame.columns,
+        },
         n_records=frame.height,
         n_jobs=good.height,
         n_rejected=rejects.height,

@@ -116,16 +116,22 @@ class Partition:
             raise ValueError(f"partition {self.name!r}: nodes must be a positive integer, got {self.nodes!r}")
         r = _match_frequency(pstates, self.f_ref)
         if r is None:
-            raise ValueError(f"partition {self.name!r}: reference frequency {self.f_ref} GHz is not a p-state "
-                             f"({pstates[0]:g}–{pstates[-1]:g} GHz)")
+            raise ValueError(
+                f"partition {self.name!r}: reference frequency {self.f_ref} GHz is not a p-state "
+                f"({pstates[0]:g}–{pstates[-1]:g} GHz)"
+            )
         block = coef[r]
         available = ~np.all(block == 0.0, axis=1)
         if not available[r]:
-            raise ValueError(f"partition {self.name!r}: reference frequency {pstates[r]:g} GHz is unavailable "
-                             "(its row in its own block is all zero)")
+            raise ValueError(
+                f"partition {self.name!r}: reference frequency {pstates[r]:g} GHz is unavailable "
+                "(its row in its own block is all zero)"
+            )
         if not np.allclose(block[r], (1, 0, 0, 1, 0, 0), atol=1e-9):
-            raise ValueError(f"partition {self.name!r}: the row from {pstates[r]:g} GHz to itself must be the "
-                             f"identity (1 0 0 1 0 0), got {block[r].tolist()}")
+            raise ValueError(
+                f"partition {self.name!r}: the row from {pstates[r]:g} GHz to itself must be the "
+                f"identity (1 0 0 1 0 0), got {block[r].tolist()}"
+            )
         for name, arr in (("pstates", pstates), ("coefficients", coef)):
             arr.flags.writeable = False
             object.__setattr__(self, name, arr)
@@ -162,8 +168,10 @@ class Partition:
         ok = np.abs(self.frequencies[idx_c] - wanted) <= _FREQ_TOL
         if not ok.all():
             bad = wanted[~ok]
-            raise ValueError(f"partition {self.name!r}: frequency {bad[0]:g} GHz is not available; available: "
-                             f"{', '.join(f'{f:g}' for f in self.frequencies)}")
+            raise ValueError(
+                f"partition {self.name!r}: frequency {bad[0]:g} GHz is not available; available: "
+                f"{', '.join(f'{f:g}' for f in self.frequencies)}"
+            )
         return int(idx_c[0]) if scalar else idx_c
 
     def with_reference(self, f_ref: float) -> Partition:
@@ -260,8 +268,9 @@ def read_coefficients(path: str | Path, n_params: int) -> np.ndarray:
         rows.append(values)
     n = math.isqrt(len(rows))
     if not rows or n * n != len(rows):
-        raise DVFSConfigError(f"{path}: {len(rows)} coefficient rows is not n×n for any n (one row per "
-                              "(reference, target) p-state pair)")
+        raise DVFSConfigError(
+            f"{path}: {len(rows)} coefficient rows is not n×n for any n (one row per (reference, target) p-state pair)"
+        )
     return np.asarray(rows, dtype=np.float64)
 
 
@@ -392,8 +401,9 @@ def _module(path: Path, line: int, items: dict) -> ModuleConf:
     description = (one("description", required=False) or ("", 0))[0]
     fmin, fmax, finc, fnom = (number(k) for k in ("freqMin", "freqMax", "freqInc", "freqNom"))
     if not fmin <= fnom <= fmax:
-        raise DVFSConfigError(f"{path}:{line}: module {module_id!r} needs freqMin ≤ freqNom ≤ freqMax, got "
-                              f"{fmin:g}, {fnom:g}, {fmax:g}")
+        raise DVFSConfigError(
+            f"{path}:{line}: module {module_id!r} needs freqMin ≤ freqNom ≤ freqMax, got {fmin:g}, {fnom:g}, {fmax:g}"
+        )
     models: dict[str, tuple[int, str, int]] = {}
     for block, mline in items.get("models", []):
         if not isinstance(block, dict):
@@ -415,8 +425,19 @@ def _module(path: Path, line: int, items: dict) -> ModuleConf:
         if kind in models:
             raise DVFSConfigError(f"{path}:{mline}: model type {kind!r} given twice in module {module_id!r}")
         models[kind] = (params, file_text, fline)
-    return ModuleConf(module_id=module_id, name=name, description=description, cores=cores, freq_min=fmin,
-                      freq_max=fmax, freq_inc=finc, freq_nom=fnom, models=models, path=path, line=line)
+    return ModuleConf(
+        module_id=module_id,
+        name=name,
+        description=description,
+        cores=cores,
+        freq_min=fmin,
+        freq_max=fmax,
+        freq_inc=finc,
+        freq_nom=fnom,
+        models=models,
+        path=path,
+        line=line,
+    )
 
 
 def _model_file(module: ModuleConf, kind: str) -> tuple[Path, int] | None:
@@ -431,8 +452,10 @@ def _model_file(module: ModuleConf, kind: str) -> tuple[Path, int] | None:
     for cand in candidates:
         if cand.is_file():
             return cand, line
-    raise DVFSConfigError(f"{module.path}:{line}: model file {written!r} not found (looked for {base!r} in "
-                          f"{conf_dir / module.path.stem} and {conf_dir})")
+    raise DVFSConfigError(
+        f"{module.path}:{line}: model file {written!r} not found (looked for {base!r} in "
+        f"{conf_dir / module.path.stem} and {conf_dir})"
+    )
 
 
 _EXPECTED_PARAMS = {"EAR_ENERGY": 6, "EAR_POWER": 3, "EAR_TIME": 3}
@@ -442,14 +465,18 @@ def _load_matrix(module: ModuleConf, verify: bool) -> tuple[np.ndarray, Path]:
     """The (rows, 6) coefficient table of a module, from the energy file or the power + time pair."""
     for kind, want in _EXPECTED_PARAMS.items():
         if kind in module.models and module.models[kind][0] != want:
-            raise DVFSConfigError(f"{module.path}:{module.models[kind][2]}: {kind} must have {want} parameters, "
-                                  f"got {module.models[kind][0]}")
+            raise DVFSConfigError(
+                f"{module.path}:{module.models[kind][2]}: {kind} must have {want} parameters, "
+                f"got {module.models[kind][0]}"
+            )
     energy = _model_file(module, "EAR_ENERGY")
     power = _model_file(module, "EAR_POWER")
     time = _model_file(module, "EAR_TIME")
     if energy is None and (power is None or time is None):
-        raise DVFSConfigError(f"{module.path}:{module.line}: module {module.module_id!r} declares neither an "
-                              "EAR_ENERGY model nor both EAR_POWER and EAR_TIME")
+        raise DVFSConfigError(
+            f"{module.path}:{module.line}: module {module.module_id!r} declares neither an "
+            "EAR_ENERGY model nor both EAR_POWER and EAR_TIME"
+        )
     if energy is not None:
         table, source = read_coefficients(energy[0], 6), energy[0]
         if verify:
@@ -461,8 +488,10 @@ def _load_matrix(module: ModuleConf, verify: bool) -> tuple[np.ndarray, Path]:
                     raise DVFSConfigError(f"{part[0]}: {other.shape[0]} rows, but {source} has {table.shape[0]}")
                 diff = np.flatnonzero(np.abs(other - table[:, cols]).max(axis=1) > 1e-9)
                 if diff.size:
-                    raise DVFSConfigError(f"{part[0]}: row {diff[0] + 1} disagrees with {source} row {diff[0] + 1} "
-                                          "(the power/time files must be the energy file's columns)")
+                    raise DVFSConfigError(
+                        f"{part[0]}: row {diff[0] + 1} disagrees with {source} row {diff[0] + 1} "
+                        "(the power/time files must be the energy file's columns)"
+                    )
         return table, source
     pt = read_coefficients(power[0], 3)
     tt = read_coefficients(time[0], 3)
@@ -497,15 +526,20 @@ def load_partition(
     f_ref = module.freq_nom if reference is None else float(reference)
     r = _match_frequency(pstates, f_ref)
     if r is None:
-        raise DVFSConfigError(f"{source}: reference frequency {f_ref:g} GHz is not among the p-states "
-                              f"{pstates[0]:g}–{pstates[-1]:g} GHz")
+        raise DVFSConfigError(
+            f"{source}: reference frequency {f_ref:g} GHz is not among the p-states {pstates[0]:g}–{pstates[-1]:g} GHz"
+        )
     block = coef[r]
     if np.all(block == 0):
-        raise DVFSConfigError(f"{source}:{r * n + 1}: block of the reference frequency {pstates[r]:g} GHz (lines "
-                              f"{r * n + 1}–{r * n + n}) is all zero: that frequency is unavailable")
+        raise DVFSConfigError(
+            f"{source}:{r * n + 1}: block of the reference frequency {pstates[r]:g} GHz (lines "
+            f"{r * n + 1}–{r * n + n}) is all zero: that frequency is unavailable"
+        )
     if not np.allclose(block[r], (1, 0, 0, 1, 0, 0), atol=1e-9):
-        raise DVFSConfigError(f"{source}:{r * n + r + 1}: the row from {pstates[r]:g} GHz to itself must be the "
-                              f"identity 1 0 0 1 0 0, got {block[r].tolist()}")
+        raise DVFSConfigError(
+            f"{source}:{r * n + r + 1}: the row from {pstates[r]:g} GHz to itself must be the "
+            f"identity 1 0 0 1 0 0, got {block[r].tolist()}"
+        )
     return Partition(
         name=name or module.name,
         node_type=module.description or module.module_id,
@@ -559,13 +593,16 @@ def load_en_conf(
     for label, values in (("names", names), ("nodes", node_list), ("reference", ref_list)):
         if len(values) != k:
             raise ValueError(f"{conf}: {k} modules but {len(values)} {label}")
-    parts = tuple(load_partition(m, name=nm, nodes=nd, reference=rf, verify=verify)
-                  for m, nm, nd, rf in zip(modules, names, node_list, ref_list, strict=True))
+    parts = tuple(
+        load_partition(m, name=nm, nodes=nd, reference=rf, verify=verify)
+        for m, nm, nd, rf in zip(modules, names, node_list, ref_list, strict=True)
+    )
     return DVFSPlatform(name=platform_name or conf.stem, partitions=parts)
 
 
-def eamc_p1p2(data_dir: str | Path | None = None, *, nodes: int = EAMC_NODES,
-              reference: float | None = None) -> DVFSPlatform:
+def eamc_p1p2(
+    data_dir: str | Path | None = None, *, nodes: int = EAMC_NODES, reference: float | None = None
+) -> DVFSPlatform:
     """The paper's p1/p2 system: 512 × 2×Xeon Platinum 8168 (p1, 1.2–2.7 GHz) and 512 × 2×Xeon Gold 6254
     (p2, 1.2–3.1 GHz), with the public EAR coefficients read from ``data_dir`` (see :func:`find_en_conf`).
 
@@ -580,7 +617,9 @@ def eamc_p1p2(data_dir: str | Path | None = None, *, nodes: int = EAMC_NODES,
         got = (part.module_id, float(part.pstates[0]), float(part.pstates[-1]))
         want = (facts["module_id"], facts["freq_min"], facts["freq_nominal"])
         if got[0] != want[0] or abs(got[1] - want[1]) > _FREQ_TOL or abs(got[2] - want[2]) > _FREQ_TOL:
-            raise DVFSConfigError(f"{conf}: partition {part.name} is module {got[0]} with p-states "
-                                  f"{got[1]:g}–{got[2]:g} GHz; the paper's {part.name} is {want[0]} "
-                                  f"({facts['cpu']}) with {want[1]:g}–{want[2]:g} GHz")
+            raise DVFSConfigError(
+                f"{conf}: partition {part.name} is module {got[0]} with p-states "
+                f"{got[1]:g}–{got[2]:g} GHz; the paper's {part.name} is {want[0]} "
+                f"({facts['cpu']}) with {want[1]:g}–{want[2]:g} GHz"
+            )
     return platform

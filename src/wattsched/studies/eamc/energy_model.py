@@ -75,8 +75,10 @@ class Signature:
         for name in ("time_s", "power_w", "cpi", "tpi"):
             value = float(getattr(self, name))
             if not math.isfinite(value) or value < 0 or (value == 0 and name != "tpi"):
-                raise ValueError(f"signature {name} must be finite and {'≥' if name == 'tpi' else '>'} 0, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"signature {name} must be finite and {'≥' if name == 'tpi' else '>'} 0, "
+                    f"got {getattr(self, name)!r}"
+                )
             object.__setattr__(self, name, value)
 
     def as_tuple(self) -> tuple[float, float, float, float]:
@@ -144,8 +146,9 @@ def project(
     return Projection(frequencies=f, time=time, power=power, cpi=cpi_f, energy=energy)
 
 
-def project_signature(partition: Partition, signature: Signature,
-                      frequencies: float | Sequence[float] | np.ndarray | None = None) -> Projection:
+def project_signature(
+    partition: Partition, signature: Signature, frequencies: float | Sequence[float] | np.ndarray | None = None
+) -> Projection:
     """:func:`project` for one :class:`Signature`."""
     return project(partition, *signature.as_tuple(), frequencies=frequencies)
 
@@ -167,8 +170,10 @@ def reference_signature(partition: Partition, measured: Signature, frequency: fl
     try:
         return Signature(time_s=t_ref, power_w=p_ref, cpi=cpi_ref, tpi=measured.tpi)
     except ValueError as exc:
-        raise ValueError(f"partition {partition.name!r}: a run at {f:g} GHz with {measured} has no valid "
-                         f"reference signature under the model ({exc})") from None
+        raise ValueError(
+            f"partition {partition.name!r}: a run at {f:g} GHz with {measured} has no valid "
+            f"reference signature under the model ({exc})"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -298,8 +303,16 @@ class AppDB:
     def table(self) -> pl.DataFrame:
         """All entries as a table (app_id, partition, time_s, power_w, cpi, tpi, count, source)."""
         rows = [(app, part, *e.signature.as_tuple(), e.count, e.source) for (app, part), e in self._entries.items()]
-        schema = {"app_id": pl.Utf8, "partition": pl.Utf8, "time_s": pl.Float64, "power_w": pl.Float64,
-                  "cpi": pl.Float64, "tpi": pl.Float64, "count": pl.Int64, "source": pl.Utf8}
+        schema = {
+            "app_id": pl.Utf8,
+            "partition": pl.Utf8,
+            "time_s": pl.Float64,
+            "power_w": pl.Float64,
+            "cpi": pl.Float64,
+            "tpi": pl.Float64,
+            "count": pl.Int64,
+            "source": pl.Utf8,
+        }
         return pl.DataFrame(rows, schema=schema, orient="row")
 
     def view(self) -> AppDBView:
@@ -335,8 +348,10 @@ class AppDB:
         name = self._partition(partition)
         if frequency is not None:
             if not isinstance(partition, Partition):
-                raise TypeError("observe(frequency=…) needs the Partition (its coefficients map the run back to the "
-                                "reference frequency), not only its name")
+                raise TypeError(
+                    "observe(frequency=…) needs the Partition (its coefficients map the run back to the "
+                    "reference frequency), not only its name"
+                )
             signature = reference_signature(partition, signature, frequency)
         key = (_app_key(app_id), name)
         entry = self._entries.get(key)
@@ -351,8 +366,7 @@ class AppDB:
         return self._entries[key].signature
 
 
-def read_apps(path: str | Path, partitions: Sequence[str | Partition], *,
-              update: UpdateRule = "mean") -> AppDB:
+def read_apps(path: str | Path, partitions: Sequence[str | Partition], *, update: UpdateRule = "mean") -> AppDB:
     """Read an EAMC ``apps`` file into a static :class:`AppDB`.
 
     Line 1 is the number of rows; each row is ``app_id partition_id nparams T P CPI TPI`` with ``nparams`` = 4
@@ -385,8 +399,9 @@ def read_apps(path: str | Path, partitions: Sequence[str | Partition], *,
         if len(fields) != 3 + nparams:
             raise DVFSConfigError(f"{where}: nparams = {nparams} but {len(fields) - 3} values follow")
         if not 0 <= part_id < len(names):
-            raise DVFSConfigError(f"{where}: partition id {part_id} out of range (the conf has {len(names)} "
-                                  f"partitions: {names})")
+            raise DVFSConfigError(
+                f"{where}: partition id {part_id} out of range (the conf has {len(names)} partitions: {names})"
+            )
         try:
             values = [float(v) for v in fields[3:]]
         except ValueError:
@@ -402,13 +417,15 @@ def read_apps(path: str | Path, partitions: Sequence[str | Partition], *,
         apps_seen.add(app)
     declared = int(first[0])
     if declared != len(apps_seen):
-        raise DVFSConfigError(f"{path}:{first_no}: declares {declared} applications, but the rows name "
-                              f"{len(apps_seen)}")
+        raise DVFSConfigError(
+            f"{path}:{first_no}: declares {declared} applications, but the rows name {len(apps_seen)}"
+        )
     return db
 
 
-def eamc_appdb(data_dir: str | Path | None, platform: DVFSPlatform | Sequence[str] = ("p1", "p2"), *,
-               update: UpdateRule = "mean") -> AppDB:
+def eamc_appdb(
+    data_dir: str | Path | None, platform: DVFSPlatform | Sequence[str] = ("p1", "p2"), *, update: UpdateRule = "mean"
+) -> AppDB:
     """The paper's static AppDB: the ``apps`` file next to the ``en_conf`` conf (``2hw/apps``)."""
     conf = find_en_conf(data_dir)
     names = platform.names if isinstance(platform, DVFSPlatform) else tuple(platform)

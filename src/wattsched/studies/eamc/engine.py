@@ -46,8 +46,9 @@ class PartitionedResult:
 
 
 @nb.njit(cache=True)
-def _pass(now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_end, part_nodes, queue_limit,
-          started_job):  # pragma: no cover - compiled
+def _pass(
+    now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_end, part_nodes, queue_limit, started_job
+):  # pragma: no cover - compiled
     """Entries (indices in ``order``, priority order) that start now."""
     k = part_nodes.size
     cap = run_part.size + min(order.size, queue_limit) * 2 + 4
@@ -93,8 +94,9 @@ def _pass(now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_
     return out[:n_out]
 
 
-def simulate_partitioned(submit: np.ndarray, entries: Entries, part_nodes: np.ndarray, *,
-                         queue_limit: int = 1000) -> PartitionedResult:
+def simulate_partitioned(
+    submit: np.ndarray, entries: Entries, part_nodes: np.ndarray, *, queue_limit: int = 1000
+) -> PartitionedResult:
     """Simulate jobs (``submit`` per job number) given their entries (priority order); see the module docstring."""
     t_start = time.perf_counter()
     n = submit.size
@@ -104,8 +106,10 @@ def simulate_partitioned(submit: np.ndarray, entries: Entries, part_nodes: np.nd
     too_big = np.ones(n, dtype=bool)
     too_big[e.job[e.nodes <= part_nodes[e.partition]]] = False
     if too_big.any():
-        raise ValueError(f"job number {int(np.flatnonzero(too_big)[0])} has no entry, or none that fits its partition "
-                         f"({bad.size} entries ask for more nodes than their partition has)")
+        raise ValueError(
+            f"job number {int(np.flatnonzero(too_big)[0])} has no entry, or none that fits its partition "
+            f"({bad.size} entries ask for more nodes than their partition has)"
+        )
     order_jobs = np.argsort(submit, kind="stable")
     alive = np.zeros(e.job.size, dtype=bool)
     start = np.full(n, np.nan)
@@ -133,8 +137,20 @@ def simulate_partitioned(submit: np.ndarray, entries: Entries, part_nodes: np.nd
         if order.size:
             run = np.fromiter(run_entries, dtype=np.int64, count=len(run_entries))
             t = time.perf_counter()
-            begun = _pass(now, order, e.job, e.partition, e.nodes, e.limit, e.partition[run], e.nodes[run],
-                          start[e.job[run]] + e.limit[run], part_nodes, queue_limit, started_job)
+            begun = _pass(
+                now,
+                order,
+                e.job,
+                e.partition,
+                e.nodes,
+                e.limit,
+                e.partition[run],
+                e.nodes[run],
+                start[e.job[run]] + e.limit[run],
+                part_nodes,
+                queue_limit,
+                started_job,
+            )
             pass_s += time.perf_counter() - t
             passes += 1
             for ent in begun.tolist():
@@ -147,5 +163,6 @@ def simulate_partitioned(submit: np.ndarray, entries: Entries, part_nodes: np.nd
                 heapq.heappush(completions, (end[j], ent))
         if i >= n and not completions and alive.any():
             raise RuntimeError(f"{int(alive.sum())} entries left queued on an idle machine at t={now}")
-    return PartitionedResult(start, end, chosen, {"passes": passes, "pass_s": pass_s,
-                                                  "elapsed_s": time.perf_counter() - t_start})
+    return PartitionedResult(
+        start, end, chosen, {"passes": passes, "pass_s": pass_s, "elapsed_s": time.perf_counter() - t_start}
+    )

@@ -243,8 +243,11 @@ def partition_priority(
     order = rank_partitions(part_eff, primary)
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(n_part), order.shape), axis=-1)
-    low = (demoted(part_eff, threshold=threshold, threshold_mode=threshold_mode) if threshold is not None
-           else np.zeros_like(part_eff, dtype=bool))
+    low = (
+        demoted(part_eff, threshold=threshold, threshold_mode=threshold_mode)
+        if threshold is not None
+        else np.zeros_like(part_eff, dtype=bool)
+    )
     if tiering == "strict":
         return np.where(low, n_part, rank).astype(np.int64)
     return np.where(low, -1, np.where(rank == 0, 1, 0)).astype(np.int64)
@@ -282,20 +285,22 @@ class EPMResult:
         m, k = self.known.shape
         position = np.empty((m, k), dtype=np.int64)
         np.put_along_axis(position, self.rank, np.broadcast_to(np.arange(k), (m, k)), axis=1)
-        return pl.DataFrame({
-            "job": np.repeat(np.arange(m), k),
-            "app_id": np.repeat(self.app_id.astype(str), k),
-            "partition": np.tile(np.asarray(self.partitions, dtype=object), m).astype(str),
-            "known": self.known.ravel(),
-            "f_opt_ghz": self.f_opt.ravel(),
-            "time_s": self.time.ravel(),
-            "power_w": self.power.ravel(),
-            "energy_j": self.energy.ravel(),
-            "time_factor": self.time_factor.ravel(),
-            "part_eff": self.part_eff.ravel(),
-            "rank": position.ravel(),
-            "best": (position == 0).ravel(),
-        })
+        return pl.DataFrame(
+            {
+                "job": np.repeat(np.arange(m), k),
+                "app_id": np.repeat(self.app_id.astype(str), k),
+                "partition": np.tile(np.asarray(self.partitions, dtype=object), m).astype(str),
+                "known": self.known.ravel(),
+                "f_opt_ghz": self.f_opt.ravel(),
+                "time_s": self.time.ravel(),
+                "power_w": self.power.ravel(),
+                "energy_j": self.energy.ravel(),
+                "time_factor": self.time_factor.ravel(),
+                "part_eff": self.part_eff.ravel(),
+                "rank": position.ravel(),
+                "best": (position == 0).ravel(),
+            }
+        )
 
 
 def _per_job(values: object, m: int, name: str, default: float) -> np.ndarray:
@@ -391,8 +396,19 @@ def evaluate(
     part_eff = np.where(known, part_eff, np.nan)
     rank = rank_partitions(part_eff, prim) if m else np.empty((0, k), dtype=np.int64)
     best = rank[:, 0] if m else np.empty(0, dtype=np.int64)
-    out = {"known": known, "f_index": idx, "f_opt": f_opt, "time": t_opt, "power": p_opt, "energy": e_opt,
-           "time_factor": f_fac, "part_eff": part_eff, "rank": rank, "best": best, "app_id": apps}
+    out = {
+        "known": known,
+        "f_index": idx,
+        "f_opt": f_opt,
+        "time": t_opt,
+        "power": p_opt,
+        "energy": e_opt,
+        "time_factor": f_fac,
+        "part_eff": part_eff,
+        "rank": rank,
+        "best": best,
+        "app_id": apps,
+    }
     for arr in out.values():
         arr.flags.writeable = False
     return EPMResult(partitions=platform.names, **out)
@@ -414,10 +430,26 @@ def epm_table(
     res = evaluate(platform, appdb, apps, t_weight=t_weight, weight_placement=weight_placement, score=score)
     nom = evaluate(platform, appdb, apps, rule="nominal")
     frame = res.to_frame().drop("job")
-    nominal = nom.to_frame().select(pl.col("f_opt_ghz").alias("f_nominal_ghz"),
-                                    pl.col("time_s").alias("time_nominal_s"),
-                                    pl.col("energy_j").alias("energy_nominal_j"))
+    nominal = nom.to_frame().select(
+        pl.col("f_opt_ghz").alias("f_nominal_ghz"),
+        pl.col("time_s").alias("time_nominal_s"),
+        pl.col("energy_j").alias("energy_nominal_j"),
+    )
     frame = pl.concat([frame, nominal], how="horizontal")
     frame = frame.with_columns(pl.col("app_id").replace_strict(names, default="", return_dtype=pl.Utf8).alias("app"))
-    return frame.select("app_id", "app", "partition", "known", "f_opt_ghz", "time_s", "power_w", "energy_j",
-                        "part_eff", "rank", "best", "f_nominal_ghz", "time_nominal_s", "energy_nominal_j")
+    return frame.select(
+        "app_id",
+        "app",
+        "partition",
+        "known",
+        "f_opt_ghz",
+        "time_s",
+        "power_w",
+        "energy_j",
+        "part_eff",
+        "rank",
+        "best",
+        "f_nominal_ghz",
+        "time_nominal_s",
+        "energy_nominal_j",
+    )

@@ -30,8 +30,7 @@ from wattsched.studies.eamc.energy_model import AppDB, AppDBView
 from wattsched.studies.eamc.epm import EPMResult, evaluate, partition_priority
 
 #: Policy names.
-EAMC_POLICIES = ("base-slurm", "min-runtime", "min-energy", "eamc-reorder", "eamc-priorityinc",
-                 "eamc-priorityinc-v")
+EAMC_POLICIES = ("base-slurm", "min-runtime", "min-energy", "eamc-reorder", "eamc-priorityinc", "eamc-priorityinc-v")
 
 
 @dataclass(frozen=True)
@@ -62,17 +61,30 @@ class EAMCOptions:
     tiering: str = "strict"
 
 
-def build_entries(policy: str, platform: DVFSPlatform, appdb: AppDB | AppDBView, app_id: np.ndarray,
-                  nodes: np.ndarray, walltime: np.ndarray, runtime: np.ndarray, submit: np.ndarray,
-                  options: EAMCOptions | None = None) -> tuple[Entries, EPMResult]:
+def build_entries(
+    policy: str,
+    platform: DVFSPlatform,
+    appdb: AppDB | AppDBView,
+    app_id: np.ndarray,
+    nodes: np.ndarray,
+    walltime: np.ndarray,
+    runtime: np.ndarray,
+    submit: np.ndarray,
+    options: EAMCOptions | None = None,
+) -> tuple[Entries, EPMResult]:
     """The entries of every job under ``policy`` (priority order) and the EPM evaluation that ranks partitions
     (used for the share of jobs on their optimal partition)."""
     if policy not in EAMC_POLICIES:
         raise ValueError(f"unknown EAMC policy {policy!r}; choose from {', '.join(EAMC_POLICIES)}")
     options = options or EAMCOptions()
     view = appdb.view() if isinstance(appdb, AppDB) else appdb
-    common = dict(requested_time=walltime, nodes=nodes, t_weight=options.t_weight,
-                  weight_placement=options.weight_placement, score=options.score)
+    common = dict(
+        requested_time=walltime,
+        nodes=nodes,
+        t_weight=options.t_weight,
+        weight_placement=options.weight_placement,
+        score=options.score,
+    )
     epm = evaluate(platform, view, app_id, rule="epm", **common)
     rule = {"base-slurm": "nominal", "min-runtime": "min_time", "min-energy": "min_energy"}.get(policy, "epm")
     chosen = epm if rule == "epm" else evaluate(platform, view, app_id, rule=rule, **common)
@@ -92,9 +104,12 @@ def build_entries(policy: str, platform: DVFSPlatform, appdb: AppDB | AppDBView,
     elif policy == "eamc-reorder":
         key = (base[jobs], position.ravel())
     else:
-        tier = partition_priority(epm.part_eff, tiering=options.tiering,
-                                  threshold=options.threshold if policy == "eamc-priorityinc-v" else None,
-                                  threshold_mode=options.threshold_mode)
+        tier = partition_priority(
+            epm.part_eff,
+            tiering=options.tiering,
+            threshold=options.threshold if policy == "eamc-priorityinc-v" else None,
+            threshold_mode=options.threshold_mode,
+        )
         if options.tiering == "strict":
             key = (tier.ravel(), base[jobs], position.ravel())
         else:  # Slurm offsets: higher first, as a tie-breaker on the base order
@@ -104,9 +119,12 @@ def build_entries(policy: str, platform: DVFSPlatform, appdb: AppDB | AppDBView,
     order = np.flatnonzero(keep)[np.lexsort(tuple(reversed([np.asarray(x)[keep] for x in key])))]
     factor = chosen.time_factor.ravel()[order]
     entries = Entries(
-        job=jobs[order], partition=parts[order], nodes=np.asarray(nodes, dtype=np.int64)[jobs[order]],
+        job=jobs[order],
+        partition=parts[order],
+        nodes=np.asarray(nodes, dtype=np.int64)[jobs[order]],
         limit=np.asarray(walltime, dtype=np.float64)[jobs[order]] * factor,
         duration=np.asarray(runtime, dtype=np.float64)[jobs[order]] * factor,
-        power=chosen.power.ravel()[order], frequency=chosen.f_opt.ravel()[order],
+        power=chosen.power.ravel()[order],
+        frequency=chosen.f_opt.ravel()[order],
     )
     return entries, epm

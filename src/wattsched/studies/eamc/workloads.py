@@ -25,9 +25,18 @@ STREAM_APP = 8
 N_APPS = 8
 
 
-def generate_eamc_workload(mix: str, n_jobs: int = 5000, *, seed: int = 0, mean_nodes: float = 18.29,
-                           mean_runtime_h: float = 3.65, partition_nodes: int = 512, total_nodes: int = 1024,
-                           load: float = 1.0, max_runtime_h: float = 48.0) -> pl.DataFrame:
+def generate_eamc_workload(
+    mix: str,
+    n_jobs: int = 5000,
+    *,
+    seed: int = 0,
+    mean_nodes: float = 18.29,
+    mean_runtime_h: float = 3.65,
+    partition_nodes: int = 512,
+    total_nodes: int = 1024,
+    load: float = 1.0,
+    max_runtime_h: float = 48.0,
+) -> pl.DataFrame:
     """``job_id, submit_time, nodes, runtime, walltime, app_id, user_id``; see the module docstring."""
     if mix not in MIXES:
         raise ValueError(f"unknown mix {mix!r}; choose from {', '.join(MIXES)}")
@@ -52,10 +61,17 @@ def generate_eamc_workload(mix: str, n_jobs: int = 5000, *, seed: int = 0, mean_
     p_stream = MIXES[mix]
     others = rng.integers(1, N_APPS, n_jobs)  # 1..7
     app = np.where(rng.random(n_jobs) < p_stream, STREAM_APP, others)
-    return pl.DataFrame({
-        "job_id": base["job_id"], "submit_time": submit, "nodes": nodes, "runtime": runtime, "walltime": walltime,
-        "app_id": app.astype(np.int64), "user_id": base["user_id"],
-    })
+    return pl.DataFrame(
+        {
+            "job_id": base["job_id"],
+            "submit_time": submit,
+            "nodes": nodes,
+            "runtime": runtime,
+            "walltime": walltime,
+            "app_id": app.astype(np.int64),
+            "user_id": base["user_id"],
+        }
+    )
 
 
 def _runtime_scale(raw: np.ndarray, target: float, cap: float) -> float:

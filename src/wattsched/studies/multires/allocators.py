@@ -54,8 +54,15 @@ class Allocator:
             key = free.sum(axis=1)
         return np.argsort(key, kind="stable")
 
-    def place(self, free: np.ndarray, capacity: np.ndarray, chunks: int, vec: np.ndarray, necessary: np.ndarray,
-              forbidden: np.ndarray | None = None) -> Allocation | None:
+    def place(
+        self,
+        free: np.ndarray,
+        capacity: np.ndarray,
+        chunks: int,
+        vec: np.ndarray,
+        necessary: np.ndarray,
+        forbidden: np.ndarray | None = None,
+    ) -> Allocation | None:
         """The allocation of ``chunks`` × ``vec`` on ``free`` (nodes × resources), or None if it does not fit.
         ``necessary`` is a boolean mask of the resources a node must have free; ``forbidden`` a mask of nodes
         not to use (a reservation's nodes during backfilling)."""

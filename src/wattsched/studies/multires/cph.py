@@ -96,8 +96,14 @@ def cph_weights(ewt: np.ndarray, variant: str = "head") -> np.ndarray:
     return np.floor(ewt.max() * scale / ewt).astype(np.int64)
 
 
-def serial_sgs(order: np.ndarray, duration: np.ndarray, demand: np.ndarray, running_remaining: np.ndarray,
-               running_demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+def serial_sgs(
+    order: np.ndarray,
+    duration: np.ndarray,
+    demand: np.ndarray,
+    running_remaining: np.ndarray,
+    running_demand: np.ndarray,
+    capacity: np.ndarray,
+) -> np.ndarray:
     """Serial schedule generation: each job in ``order`` at the earliest time the pool has room for it (integer
     durations and amounts; every job must fit the empty pool). Returns the start of each job (indexed like
     ``duration``), -1 for jobs not in ``order``.
@@ -107,7 +113,8 @@ def serial_sgs(order: np.ndarray, duration: np.ndarray, demand: np.ndarray, runn
     """
     times = np.unique(np.concatenate(([0], running_remaining))).astype(np.int64)
     usage = ((running_remaining[None, :] > times[:, None]).astype(np.int64) @ running_demand).reshape(
-        times.size, capacity.size)
+        times.size, capacity.size
+    )
     starts = np.full(duration.size, -1, dtype=np.int64)
     for j in order:
         d, dem = int(duration[j]), demand[j]
@@ -132,9 +139,17 @@ def _gcd_scale(values: list[np.ndarray], cap: int) -> int:
     return max(g, 1)
 
 
-def cph_plan(now: float, queued: np.ndarray, expected_duration: np.ndarray, demand: np.ndarray, ewt: np.ndarray,
-             running_remaining: np.ndarray, running_demand: np.ndarray, capacity: np.ndarray,
-             options: CPHOptions = CPHOptions()) -> CPHPlan:
+def cph_plan(
+    now: float,
+    queued: np.ndarray,
+    expected_duration: np.ndarray,
+    demand: np.ndarray,
+    ewt: np.ndarray,
+    running_remaining: np.ndarray,
+    running_demand: np.ndarray,
+    capacity: np.ndarray,
+    options: CPHOptions = CPHOptions(),
+) -> CPHPlan:
     """Plan the queue on the relaxed pools; ``start_now`` (PRB order) are the jobs to hand to the allocation stage.
 
     ``queued``/``expected_duration``/``ewt`` per queued job (s), ``demand`` jobs × R (totals over the chunks),
@@ -188,8 +203,16 @@ def cph_plan(now: float, queued: np.ndarray, expected_duration: np.ndarray, dema
     return plan(local, status)
 
 
-def _solve(d: np.ndarray, q: np.ndarray, w: np.ndarray, greedy: np.ndarray, running_remaining: np.ndarray,
-           running_demand: np.ndarray, capacity: np.ndarray, options: CPHOptions) -> tuple[np.ndarray, str]:
+def _solve(
+    d: np.ndarray,
+    q: np.ndarray,
+    w: np.ndarray,
+    greedy: np.ndarray,
+    running_remaining: np.ndarray,
+    running_demand: np.ndarray,
+    capacity: np.ndarray,
+    options: CPHOptions,
+) -> tuple[np.ndarray, str]:
     """The CP-SAT model over the modelled jobs (PRB order), warm-started from the greedy plan."""
     from ortools.sat.python import cp_model
 

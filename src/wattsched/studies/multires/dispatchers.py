@@ -82,8 +82,9 @@ class _Planner:
 
     def try_start(self, job: int, forbidden: np.ndarray | None = None) -> bool:
         v = self.view
-        alloc = self.allocator.place(self.free, v.capacity, int(v.chunks[job]), v.chunk_req[job], v.necessary,
-                                     forbidden)
+        alloc = self.allocator.place(
+            self.free, v.capacity, int(v.chunks[job]), v.chunk_req[job], v.necessary, forbidden
+        )
         if alloc is None:
             return False
         apply(self.free, alloc, v.chunk_req[job])
@@ -229,21 +230,34 @@ class CPHDispatcher:
             return []
         run = view.running
         plan = cph_plan(
-            view.now, view.entered[q], view.expected[q], view.chunks[q, None] * view.chunk_req[q], view.ewt[q],
+            view.now,
+            view.entered[q],
+            view.expected[q],
+            view.chunks[q, None] * view.chunk_req[q],
+            view.ewt[q],
             np.maximum(view.started[run] + view.expected[run] - view.now, 1.0),
-            view.chunks[run, None] * view.chunk_req[run], view.capacity.sum(axis=0),
+            view.chunks[run, None] * view.chunk_req[run],
+            view.capacity.sum(axis=0),
             self.options if self.options is not None else CPHOptions(),
         )
-        self.passes.append({"now": view.now, "queued": int(q.size), "modelled": plan.modelled,
-                            "status": plan.status, "solve_s": plan.solve_s})
+        self.passes.append(
+            {
+                "now": view.now,
+                "queued": int(q.size),
+                "modelled": plan.modelled,
+                "status": plan.status,
+                "solve_s": plan.solve_s,
+            }
+        )
         planner = _Planner(view, self.allocator)
         for i in plan.start_now:
             planner.try_start(int(q[i]))
         return planner.decisions
 
 
-def make_dispatcher(name: str, *, allocator: str | None = None, normalise: bool = False,
-                    cph_options: Any = None) -> Dispatcher:
+def make_dispatcher(
+    name: str, *, allocator: str | None = None, normalise: bool = False, cph_options: Any = None
+) -> Dispatcher:
     """A dispatcher by name, with the paper's allocator unless ``allocator`` overrides it."""
     if name not in DISPATCHERS:
         raise ValueError(f"unknown dispatcher {name!r}; choose from {', '.join(DISPATCHERS)}")

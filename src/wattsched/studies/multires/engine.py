@@ -114,8 +114,11 @@ def simulate_multires(
     dispatch_s = 0.0
     i = 0
     while i < n or completions or wakeups:
-        now = min(submit[i] if i < n else np.inf, completions[0][0] if completions else np.inf,
-                  wakeups[0] if wakeups else np.inf)
+        now = min(
+            submit[i] if i < n else np.inf,
+            completions[0][0] if completions else np.inf,
+            wakeups[0] if wakeups else np.inf,
+        )
         while wakeups and wakeups[0] <= now:
             heapq.heappop(wakeups)
         done = []
@@ -139,11 +142,19 @@ def simulate_multires(
                 expected[rows] = given[rows]
             queued.extend(rows.tolist())
         view = ClusterView(
-            now=now, queue=_read_only(np.array(queued, dtype=np.int64)), entered=_read_only(submit),
-            expected=_read_only(expected), walltime=_read_only(walltime), chunks=_read_only(chunks),
-            chunk_req=_read_only(req), ewt=_read_only(ewt),
-            running=_read_only(np.array(sorted(running), dtype=np.int64)), started=_read_only(started),
-            allocations=MappingProxyType(allocations), free=_read_only(free), capacity=_read_only(capacity),
+            now=now,
+            queue=_read_only(np.array(queued, dtype=np.int64)),
+            entered=_read_only(submit),
+            expected=_read_only(expected),
+            walltime=_read_only(walltime),
+            chunks=_read_only(chunks),
+            chunk_req=_read_only(req),
+            ewt=_read_only(ewt),
+            running=_read_only(np.array(sorted(running), dtype=np.int64)),
+            started=_read_only(started),
+            allocations=MappingProxyType(allocations),
+            free=_read_only(free),
+            capacity=_read_only(capacity),
             necessary=_read_only(necessary),
         )
         t = time.perf_counter()
@@ -169,46 +180,70 @@ def simulate_multires(
         queue_len.append(len(queued))
         running_len.append(len(running))
         if not completions and not wakeups and i >= n and queued:
-            raise DispatchError(f"{dispatcher.name}: {len(queued)} job(s) left queued on an idle machine at t={now} "
-                                f"(first: job {jobs['job_id'][queued[0]]})")
+            raise DispatchError(
+                f"{dispatcher.name}: {len(queued)} job(s) left queued on an idle machine at t={now} "
+                f"(first: job {jobs['job_id'][queued[0]]})"
+            )
     keep = ["job_id", "submit_time", "walltime", *(["queue"] if "queue" in jobs.columns else [])]
-    out = jobs.select(keep).with_columns(
-        pl.Series("start_time", started), pl.Series("end_time", ended),
-        pl.Series("runtime", run_for), pl.Series("true_runtime", true_runtime),
-        pl.Series("expected_runtime", expected),
-        pl.Series("killed", true_runtime > walltime),
-        pl.Series("alloc_nodes", [pool.node_ids[allocations[j][0]].tolist() for j in range(n)],
-                  dtype=pl.List(pl.Int64)),
-        pl.Series("alloc_chunks", [allocations[j][1].tolist() for j in range(n)], dtype=pl.List(pl.Int64)),
-    ).with_columns((pl.col("start_time") - pl.col("submit_time")).alias("wait"))
-    timeline = pl.DataFrame({"time": times, "queued": queue_len, "running": running_len},
-                            schema={"time": pl.Float64, "queued": pl.Int64, "running": pl.Int64})
-    stats = {"passes": passes, "dispatch_s": dispatch_s, "elapsed_s": time.perf_counter() - t_start,
-             "dispatcher": dispatcher.name, "jobs": n, "rejected": rejects.height}
+    out = (
+        jobs.select(keep)
+        .with_columns(
+            pl.Series("start_time", started),
+            pl.Series("end_time", ended),
+            pl.Series("runtime", run_for),
+            pl.Series("true_runtime", true_runtime),
+            pl.Series("expected_runtime", expected),
+            pl.Series("killed", true_runtime > walltime),
+            pl.Series(
+                "alloc_nodes", [pool.node_ids[allocations[j][0]].tolist() for j in range(n)], dtype=pl.List(pl.Int64)
+            ),
+            pl.Series("alloc_chunks", [allocations[j][1].tolist() for j in range(n)], dtype=pl.List(pl.Int64)),
+        )
+        .with_columns((pl.col("start_time") - pl.col("submit_time")).alias("wait"))
+    )
+    timeline = pl.DataFrame(
+        {"time": times, "queued": queue_len, "running": running_len},
+        schema={"time": pl.Float64, "queued": pl.Int64, "running": pl.Int64},
+    )
+    stats = {
+        "passes": passes,
+        "dispatch_s": dispatch_s,
+        "elapsed_s": time.perf_counter() - t_start,
+        "dispatcher": dispatcher.name,
+        "jobs": n,
+        "rejected": rejects.height,
+    }
     extra = getattr(dispatcher, "passes", None)
     if isinstance(extra, list) and extra:
         solve = np.array([p["solve_s"] for p in extra])
-        stats.update({"cp_passes": len(extra), "cp_solved": int(sum(p["status"] not in ("skipped", "empty")
-                                                                    for p in extra)),
-                      "cp_total_s": float(solve.sum()), "cp_mean_s": float(solve.mean()),
-                      "cp_max_s": float(solve.max())})
+        stats.update(
+            {
+                "cp_passes": len(extra),
+                "cp_solved": int(sum(p["status"] not in ("skipped", "empty") for p in extra)),
+                "cp_total_s": float(solve.sum()),
+                "cp_mean_s": float(solve.mean()),
+                "cp_max_s": float(solve.max()),
+            }
+        )
     return MultiResult(out, timeline, rejects, stats)
 
 
 def _fits_empty(capacity: np.ndarray, chunks: np.ndarray, req: np.ndarray, necessary: np.ndarray) -> np.ndarray:
     """Whether each job's chunks fit on the empty machine (so some dispatcher can ever start it)."""
     usable = (capacity[:, necessary] > 0).all(axis=1)
-    return np.array([c > 0 and chunks_that_fit(capacity[usable], r).sum() >= c for c, r in zip(chunks, req,
-                                                                                              strict=True)],
-                    dtype=bool)
+    return np.array(
+        [c > 0 and chunks_that_fit(capacity[usable], r).sum() >= c for c, r in zip(chunks, req, strict=True)],
+        dtype=bool,
+    )
 
 
 def _mask(pool: NodePool) -> np.ndarray:
     return np.array([r in pool.necessary for r in pool.resources], dtype=bool)
 
 
-def _rejects(jobs: pl.DataFrame, fits: np.ndarray, chunks: np.ndarray, req: np.ndarray, capacity: np.ndarray,
-             pool: NodePool) -> pl.DataFrame:
+def _rejects(
+    jobs: pl.DataFrame, fits: np.ndarray, chunks: np.ndarray, req: np.ndarray, capacity: np.ndarray, pool: NodePool
+) -> pl.DataFrame:
     rows = []
     for j in np.flatnonzero(~fits):
         if chunks[j] <= 0:
@@ -216,14 +251,17 @@ def _rejects(jobs: pl.DataFrame, fits: np.ndarray, chunks: np.ndarray, req: np.n
         else:
             short = [r for k, r in enumerate(pool.resources) if req[j, k] * chunks[j] > capacity[:, k].sum()]
             what = f" ({', '.join(short)} short)" if short else ""
-            why = (f"{chunks[j]} chunk(s) of {dict(zip(pool.resources, req[j].tolist(), strict=True))} do not fit "
-                   f"on the empty {pool.name} machine{what}")
+            why = (
+                f"{chunks[j]} chunk(s) of {dict(zip(pool.resources, req[j].tolist(), strict=True))} do not fit "
+                f"on the empty {pool.name} machine{what}"
+            )
         rows.append((int(jobs["job_id"][int(j)]), why))
     return pl.DataFrame(rows, schema={"job_id": pl.Int64, "reason": pl.Utf8}, orient="row")
 
 
-def _validate(job: int, alloc: Any, queued: set[int], chunks: np.ndarray, req: np.ndarray, free: np.ndarray,
-              name: str) -> None:
+def _validate(
+    job: int, alloc: Any, queued: set[int], chunks: np.ndarray, req: np.ndarray, free: np.ndarray, name: str
+) -> None:
     if job not in queued:
         raise DispatchError(f"{name}: job number {job} is not queued (started twice or unknown)")
     nodes, counts = np.asarray(alloc[0]), np.asarray(alloc[1])

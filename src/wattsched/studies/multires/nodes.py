@@ -74,5 +74,6 @@ def queue_ewt(pool: NodePool, queue_names: Iterable[str | None], default: float 
         default = pool.queues.get("default", DEFAULT_EWT)
     names = list(queue_names)
     table = pool.queues
-    return np.fromiter((table.get(n, default) if n is not None else default for n in names), dtype=np.float64,
-                       count=len(names))
+    return np.fromiter(
+        (table.get(n, default) if n is not None else default for n in names), dtype=np.float64, count=len(names)
+    )

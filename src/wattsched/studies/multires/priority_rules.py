@@ -27,8 +27,9 @@ def prb_demand(expected_duration: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return expected_duration * demand.sum(axis=1)
 
 
-def prb_order(now: float, queued: np.ndarray, ewt: np.ndarray, expected_duration: np.ndarray,
-              demand: np.ndarray) -> np.ndarray:
+def prb_order(
+    now: float, queued: np.ndarray, ewt: np.ndarray, expected_duration: np.ndarray, demand: np.ndarray
+) -> np.ndarray:
     """Indices of the queued jobs in PRB order: urgency descending, then demand ascending, then queue order."""
     urgency = prb_urgency(now, queued, ewt)
     tie = prb_demand(expected_duration, demand)

@@ -84,7 +84,18 @@ SECONDS_PER_DAY = 86400.0
 
 #: Popular round walltimes (s): 5/10/15/30 min, 1/2/4/8/12/18/24/36/48 h (Tsafrir, Etsion & Feitelson 2005).
 POPULAR_WALLTIMES: tuple[float, ...] = (
-    300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 43200.0, 64800.0, 86400.0, 129600.0,
+    300.0,
+    600.0,
+    900.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    14400.0,
+    28800.0,
+    43200.0,
+    64800.0,
+    86400.0,
+    129600.0,
     172800.0,
 )
 
@@ -119,17 +130,45 @@ class LublinClassParams:
 
 def _batch_defaults() -> LublinClassParams:
     return LublinClassParams(
-        serial_prob=0.2927, pow2_prob=0.6686, ulow=1.2, uhi_offset=0.0, umed_offset=2.0, uprob=0.875,
-        a1=6.57, b1=0.823, a2=639.1, b2=0.0156, pa=-0.003, pb=0.6986,
-        aarr=6.0415, barr=0.8531, arar=1.0519, anum=6.1271, bnum=5.2740,
+        serial_prob=0.2927,
+        pow2_prob=0.6686,
+        ulow=1.2,
+        uhi_offset=0.0,
+        umed_offset=2.0,
+        uprob=0.875,
+        a1=6.57,
+        b1=0.823,
+        a2=639.1,
+        b2=0.0156,
+        pa=-0.003,
+        pb=0.6986,
+        aarr=6.0415,
+        barr=0.8531,
+        arar=1.0519,
+        anum=6.1271,
+        bnum=5.2740,
     )
 
 
 def _interactive_defaults() -> LublinClassParams:
     return LublinClassParams(
-        serial_prob=0.1541, pow2_prob=0.625, ulow=1.0, uhi_offset=1.5, umed_offset=2.5, uprob=0.705,
-        a1=3.8351, b1=0.6605, a2=7.073, b2=0.6856, pa=-0.0118, pb=0.9156,
-        aarr=6.5510, barr=0.6621, arar=0.9797, anum=8.9186, bnum=3.6680,
+        serial_prob=0.1541,
+        pow2_prob=0.625,
+        ulow=1.0,
+        uhi_offset=1.5,
+        umed_offset=2.5,
+        uprob=0.705,
+        a1=3.8351,
+        b1=0.6605,
+        a2=7.073,
+        b2=0.6856,
+        pa=-0.0118,
+        pb=0.9156,
+        aarr=6.5510,
+        barr=0.6621,
+        arar=0.9797,
+        anum=8.9186,
+        bnum=3.6680,
     )
 
 
@@ -258,9 +297,7 @@ def _sizes(rng: np.random.Generator, cls: LublinClassParams, n: int, machine_siz
     return np.clip(size, 1, machine_size).astype(np.int64)
 
 
-def hyper_gamma_p(
-    cls: LublinClassParams, size: np.ndarray, params: LublinParams, machine_size: int
-) -> np.ndarray:
+def hyper_gamma_p(cls: LublinClassParams, size: np.ndarray, params: LublinParams, machine_size: int) -> np.ndarray:
     """Probability of the first (short) gamma for each job size: clip(pa·n + pb, 0, 1)."""
     size = np.asarray(size, dtype=np.float64)
     if params.p_size_metric == "nodes":
@@ -303,9 +340,7 @@ def _walltimes(
     return np.maximum(popular[np.minimum(idx, popular.size - 1)], runtime)
 
 
-def _rescale_to_load(
-    times: np.ndarray, work: float, target_load: float, warp: _Warp
-) -> tuple[np.ndarray, float]:
+def _rescale_to_load(times: np.ndarray, work: float, target_load: float, warp: _Warp) -> tuple[np.ndarray, float]:
     """Scale gaps in ``warp``'s operational time so work/(last − first) hits the target; return (times, c)."""
     span_target = work / target_load
     u = warp.forward(times)
@@ -396,7 +431,7 @@ def generate_lublin(
     walltime = _walltimes(rng_wall, runtime, walltime_model, float(max_walltime), params)
 
     ranks = np.arange(1, n_users + 1, dtype=np.float64)
-    popularity = ranks ** -params.zipf_exponent
+    popularity = ranks**-params.zipf_exponent
     user_id = rng_user.choice(n_users, size=n_jobs, p=popularity / popularity.sum()).astype(np.int64) + 1
 
     work = float((size.astype(np.float64) * runtime).sum()) / machine_size
