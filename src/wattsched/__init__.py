@@ -1,7 +1,146 @@
-"""wattsched: power- and energy-aware HPC batch scheduling."""
+"""wattsched: power- and energy-aware HPC batch scheduling.
+
+The names most programs need, importable from the package itself (``from wattsched import simulate``):
+
+Workloads
+    :func:`load_workload` reads any supported file (SWF, Parquet/CSV tables, PM100, sacct, Eurora) into a
+    :class:`ReadResult` (canonical jobs, rejects with reasons, provenance); :func:`save_workload` writes Parquet,
+    CSV or SWF, each read back by ``load_workload``. :class:`WorkloadError`: input that cannot be read.
+Simulation
+    :func:`simulate` runs a policy (a registered name or your own :class:`Policy`, which sees a read-only
+    :class:`View`) on the compiled event loop and returns a :class:`SimulationResult`; :class:`SimulationError`
+    reports an invalid workload or decision.
+Runs (what ``wattsched simulate`` does)
+    :func:`run_policy` reads, simulates, adds the job and system metrics and, with a :class:`PowerSetup`, the power
+    timeline and metrics, into a :class:`RunOutput`; :func:`write_run` writes it; :func:`workload_window` cuts
+    one window of a trace.
+Power
+    :class:`Platform` (node idle/max power) and :func:`load_platform` (a preset name or a TOML file);
+    :class:`PowerCapSchedule` (a constant or time-varying cap); :class:`PowerSetup` (platform, power check, estimate
+    source and cap of a power-aware run).
+Predictors (online: each learns only from the jobs finished before a submission)
+    power: :class:`HistoryPowerPredictor` (:class:`HistoryConfig`), :class:`WeeklyMLPowerPredictor`
+    (:class:`MLPowerConfig`), :class:`GlobalMeanPowerPredictor`; runtime: :class:`WalltimePredictor`,
+    :class:`LastTwoPredictor`, :class:`RuleCascadePredictor`, :class:`OraclePredictor`; by name:
+    :func:`make_power_predictor`, :func:`make_runtime_predictor`; evaluated over a workload:
+    :func:`run_power_prediction`, :func:`run_runtime_prediction`. :class:`OnlinePredictor` is the protocol.
+
+The names resolve on first use (PEP 562), so ``import wattsched`` stays cheap and loads neither numba's compiled
+policies nor scikit-learn until they are needed. Everything else lives in the subpackages (``wattsched.workload``,
+``wattsched.engine``, ``wattsched.power``, ``wattsched.studies``, ...; see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from wattsched.core import numba_cache as _numba_cache
 
 _numba_cache.configure()
 
 __version__ = "0.1.0"
+
+#: Public name → the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "load_workload": "wattsched.workload.load",
+    "save_workload": "wattsched.workload.save",
+    "ReadResult": "wattsched.core.schema",
+    "WorkloadError": "wattsched.core.schema",
+    "simulate": "wattsched.engine.simulate",
+    "SimulationResult": "wattsched.engine.simulate",
+    "SimulationError": "wattsched.engine.simulate",
+    "Policy": "wattsched.core.policy",
+    "View": "wattsched.core.policy",
+    "run_policy": "wattsched.api",
+    "write_run": "wattsched.api",
+    "workload_window": "wattsched.api",
+    "RunOutput": "wattsched.api",
+    "Platform": "wattsched.power.platform",
+    "PowerCapSchedule": "wattsched.power.platform",
+    "load_platform": "wattsched.power.platform",
+    "PowerSetup": "wattsched.power.run",
+    "OnlinePredictor": "wattsched.predict.online",
+    "HistoryConfig": "wattsched.predict.power_history",
+    "HistoryPowerPredictor": "wattsched.predict.power_history",
+    "MLPowerConfig": "wattsched.predict.power_ml",
+    "WeeklyMLPowerPredictor": "wattsched.predict.power_ml",
+    "GlobalMeanPowerPredictor": "wattsched.predict.power_ml",
+    "WalltimePredictor": "wattsched.predict.runtime",
+    "LastTwoPredictor": "wattsched.predict.runtime",
+    "RuleCascadePredictor": "wattsched.predict.runtime",
+    "OraclePredictor": "wattsched.predict.runtime",
+    "make_power_predictor": "wattsched.predict.run",
+    "make_runtime_predictor": "wattsched.predict.run",
+    "run_power_prediction": "wattsched.predict.run",
+    "run_runtime_prediction": "wattsched.predict.run",
+}
+
+__all__ = [
+    "GlobalMeanPowerPredictor",
+    "HistoryConfig",
+    "HistoryPowerPredictor",
+    "LastTwoPredictor",
+    "MLPowerConfig",
+    "OnlinePredictor",
+    "OraclePredictor",
+    "Platform",
+    "Policy",
+    "PowerCapSchedule",
+    "PowerSetup",
+    "ReadResult",
+    "RuleCascadePredictor",
+    "RunOutput",
+    "SimulationError",
+    "SimulationResult",
+    "View",
+    "WalltimePredictor",
+    "WeeklyMLPowerPredictor",
+    "WorkloadError",
+    "__version__",
+    "load_platform",
+    "load_workload",
+    "make_power_predictor",
+    "make_runtime_predictor",
+    "run_policy",
+    "run_power_prediction",
+    "run_runtime_prediction",
+    "save_workload",
+    "simulate",
+    "workload_window",
+    "write_run",
+]
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from wattsched.api import RunOutput, run_policy, workload_window, write_run
+    from wattsched.core.policy import Policy, View
+    from wattsched.core.schema import ReadResult, WorkloadError
+    from wattsched.engine.simulate import SimulationError, SimulationResult, simulate
+    from wattsched.power.platform import Platform, PowerCapSchedule, load_platform
+    from wattsched.power.run import PowerSetup
+    from wattsched.predict.online import OnlinePredictor
+    from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
+    from wattsched.predict.power_ml import GlobalMeanPowerPredictor, MLPowerConfig, WeeklyMLPowerPredictor
+    from wattsched.predict.run import (
+        make_power_predictor,
+        make_runtime_predictor,
+        run_power_prediction,
+        run_runtime_prediction,
+    )
+    from wattsched.predict.runtime import LastTwoPredictor, OraclePredictor, RuleCascadePredictor, WalltimePredictor
+    from wattsched.workload.load import load_workload
+    from wattsched.workload.save import save_workload
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use and keep the name here (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wattsched' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,4 +1,7 @@
-"""The verbs of the CLI as Python functions: read a workload, simulate a policy, write the results."""
+"""The verbs of the CLI as Python functions: read a workload, simulate a policy, write the results.
+
+The names most users need are also in the top-level namespace (``from wattsched import run_policy``).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +28,9 @@ from wattsched.power.run import (
 )
 from wattsched.workload.load import load_workload
 
+__all__ = ["OUTPUT_FORMATS", "RunOutput", "resolve_machine_size", "run_policy", "workload_window", "write_run"]
+
+#: Formats :func:`write_run` writes the per-job, timeline and power tables in.
 OUTPUT_FORMATS = ("parquet", "csv")
 
 
@@ -64,14 +70,14 @@ def workload_window(
     """One window [start, start + hours) of a workload, times shifted to start at 0, ready for
     :func:`run_policy`. ``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``) says what becomes of the jobs
     queued or running at ``start`` (``wattsched.engine.windows``); paper 000's experiment uses ``"requeue"``."""
-    from wattsched.engine.windows import cut_one_window
+    from wattsched.engine.windows import cut_one_window, prestate_mode
 
     read = (
         workload
         if isinstance(workload, ReadResult)
         else load_workload(workload, machine_size=machine_size, strict=strict)
     )
-    return cut_one_window(read, float(start), hours, prestate=prestate, machine_size=machine_size)
+    return cut_one_window(read, float(start), hours, prestate=prestate_mode(prestate), machine_size=machine_size)
 
 
 def run_policy(
@@ -103,15 +109,15 @@ def run_policy(
         else load_workload(workload, machine_size=machine_size, strict=strict)
     )
     size = resolve_machine_size(read.provenance, machine_size)
-    workload = read.jobs
+    jobs = read.jobs
     rejects = read.rejects
     power_kw: dict[str, Any] = {}
     if online_power is not None and power is None:
         raise ValueError("an online power predictor needs a power setup (platform, check and cap)")
     if power is not None:
         if online_power is None:
-            workload = with_estimates(workload, power)
-            workload, rejects = reject_never_fitting(workload, rejects, power, read.provenance.source)
+            jobs = with_estimates(jobs, power)
+            jobs, rejects = reject_never_fitting(jobs, rejects, power, read.provenance.source)
         period = read.provenance.header.get("sample_period")
         if period:
             power = dataclasses.replace(power, sample_period=float(period))
@@ -121,20 +127,20 @@ def run_policy(
             "cap": power.cap,
             "knapsack_until": power.window_end,
         }
-    online = _online_estimates(workload, power, online_power, online_runtime, predictor_options or {})
+    online = _online_estimates(jobs, power, online_power, online_runtime, predictor_options or {})
     result = simulate(
-        workload, policy, size, runtime_estimate=runtime_estimate, progress=progress, online=online, **power_kw
+        jobs, policy, size, runtime_estimate=runtime_estimate, progress=progress, online=online, **power_kw
     )
-    jobs = add_job_metrics(result.schedule)
+    scheduled = add_job_metrics(result.schedule)
     if result.predictions is not None:
-        jobs = jobs.hstack(result.predictions.select(pl.all().name.prefix("online_")))
-    summary = {
+        scheduled = scheduled.hstack(result.predictions.select(pl.all().name.prefix("online_")))
+    summary: dict[str, Any] = {
         "run": result.info(),
         "workload": {
             "source": read.provenance.source,
             "format": read.provenance.format,
             "size_unit": read.provenance.size_unit,
-            "jobs": workload.height,
+            "jobs": jobs.height,
             "rejected": rejects.height,
         },
         "metrics": summarise(result.schedule, size, window=window),
@@ -147,10 +153,10 @@ def run_policy(
         }
     timeline = None
     if power is not None:
-        timeline, summary["power"] = power_outputs(workload, result.schedule, power, size, baseline=baseline)
+        timeline, summary["power"] = power_outputs(jobs, result.schedule, power, size, baseline=baseline)
         if online_power is not None:
             summary["power"]["power_source"] = f"online {online_power}"
-    return RunOutput(result, jobs, rejects, read.provenance, summary, timeline)
+    return RunOutput(result, scheduled, rejects, read.provenance, summary, timeline)
 
 
 def _online_estimates(
@@ -170,22 +176,25 @@ def _online_estimates(
     parts = []
     convert = None
     if online_power is not None:
+        if power is None:
+            raise ValueError("an online power predictor needs a power setup (platform, check and cap)")
+        setup = power  # bound once: the converter below keeps it
         power_options = dict(options.get("power", {}))
-        history = power_options.pop("history", None) or HistoryConfig(fallback_watts=power.platform.max_node_watts)
+        history = power_options.pop("history", None) or HistoryConfig(fallback_watts=setup.platform.max_node_watts)
         parts.append(make_power_predictor(online_power, history=history, **power_options))
         size = sort_queue_order(jobs)["size"].to_numpy().astype(np.float64)
 
         def convert(rows: np.ndarray, out: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            if power.check.name == "naive":
+            if setup.check.name == "naive":
                 return naive_estimates(size[rows])
             return job_dynamic_estimates(
                 size[rows],
                 out["pred_power_mean"],
                 out["pred_power_max"],
                 out["pred_power_std"],
-                power.platform.idle_watts,
-                subtract_idle=power.subtract_idle,
-                sigma_scaling=power.sigma_scaling,
+                setup.platform.idle_watts,
+                subtract_idle=setup.subtract_idle,
+                sigma_scaling=setup.sigma_scaling,
             )
 
     if online_runtime is not None:

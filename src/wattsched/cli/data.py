@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from wattsched.cli.common import console, err, fail
 from wattsched.core.schema import WorkloadError
@@ -37,7 +37,7 @@ def data_fetch(
         console=err,
         transient=True,
     ) as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(name: str, done: int, total: int | None) -> None:
             if name not in tasks:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import polars as pl
 import typer
@@ -32,9 +32,11 @@ def eamc_table(
         float, typer.Option(help="Weight of time over energy in Eq. 4/5 (the paper: 1 and 1.5).")
     ] = 1.0,
     weight_placement: Annotated[
-        str, typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")
+        Literal["paper", "code"], typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")
     ] = "paper",
-    score: Annotated[str, typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")] = "euclidean",
+    score: Annotated[
+        Literal["euclidean", "code_linear"], typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")
+    ] = "euclidean",
     output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
 ) -> None:
     """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""

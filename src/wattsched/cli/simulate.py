@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.progress import TextColumn
@@ -58,7 +58,8 @@ def simulate(
         str, typer.Option(help="Knapsack policies at the first job that does not fit: stop or skip.")
     ] = "stop",
     cap_basis: Annotated[
-        str, typer.Option(help="What a fractional --cap is a fraction of: dynamic (range) or total (max power).")
+        Literal["dynamic", "total"],
+        typer.Option(help="What a fractional --cap is a fraction of: dynamic (range) or total (max power)."),
     ] = "dynamic",
     subtract_idle: Annotated[
         bool, typer.Option(help="Job estimates as nodes × (per-node value − idle); off: the paper's literal form.")
@@ -158,7 +159,7 @@ def _power_setup(
     cap_file: Path | None,
     reservation: str,
     knapsack: str,
-    cap_basis: str,
+    cap_basis: Literal["dynamic", "total"],
     subtract_idle: bool,
     sigma_scaling: str,
 ) -> PowerSetup | None:
@@ -167,7 +168,7 @@ def _power_setup(
     # deferred: the power model loads SciPy; `wattsched --help` should not
     from wattsched.policies.powercheck import PowerCheck
     from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
-    from wattsched.power.run import PowerSetup
+    from wattsched.power.run import PowerSetup, sigma_scaling_of
 
     wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
     if not wants_power:
@@ -193,7 +194,13 @@ def _power_setup(
     if check.check != "none" and schedule is None:
         raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
     return PowerSetup(
-        plat, check, power_source, schedule, window, subtract_idle=subtract_idle, sigma_scaling=sigma_scaling
+        plat,
+        check,
+        power_source,
+        schedule,
+        window,
+        subtract_idle=subtract_idle,
+        sigma_scaling=sigma_scaling_of(sigma_scaling),
     )
 
 

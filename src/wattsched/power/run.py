@@ -4,7 +4,7 @@ the power metrics against an uncapped EASY baseline (paper 000's protocol, refer
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -19,12 +19,23 @@ POWER_SOURCES = ("real", "predicted", "naive")
 #: How a job's σ grows with its nodes: ``nodes`` (σ_job = nodes·σ_node, correlated nodes) or ``sqrt``
 #: (√nodes·σ_node, independent nodes).
 SIGMA_SCALINGS = ("nodes", "sqrt")
+SigmaScaling = Literal["nodes", "sqrt"]
+
 #: Per-node summaries each source reads (W): measured ones, or a predictor's.
 SOURCE_COLUMNS = {
     "real": ("power_mean", "power_max", "power_std"),
     "predicted": ("pred_power_mean", "pred_power_max", "pred_power_std"),
 }
 ESTIMATE_COLUMNS = ("est_dyn_mean", "est_dyn_max", "est_dyn_std")
+
+
+def sigma_scaling_of(value: str) -> SigmaScaling:
+    """``value`` as one of :data:`SIGMA_SCALINGS`; a one-line ValueError naming the option otherwise."""
+    if value == "nodes":
+        return "nodes"
+    if value == "sqrt":
+        return "sqrt"
+    raise ValueError(f"sigma_scaling (--sigma-scaling) must be {' or '.join(SIGMA_SCALINGS)}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -42,15 +53,12 @@ class PowerSetup:
     window_end: float | None = None
     sample_period: float = 20.0
     subtract_idle: bool = True  # [AMBIG-0.3]: dynamic estimates nodes·(x̂ − idle); False = the paper's literal nodes·x̂
-    sigma_scaling: str = "nodes"  # σ_job = nodes·σ_node (correlated nodes); "sqrt" = √nodes·σ_node (independent)
+    sigma_scaling: SigmaScaling = "nodes"  # see SIGMA_SCALINGS
 
     def __post_init__(self) -> None:
         if self.source not in POWER_SOURCES:
             raise ValueError(f"unknown power source {self.source!r}; choose one of {', '.join(POWER_SOURCES)}")
-        if self.sigma_scaling not in SIGMA_SCALINGS:
-            raise ValueError(
-                f"sigma_scaling (--sigma-scaling) must be {' or '.join(SIGMA_SCALINGS)}, got {self.sigma_scaling!r}"
-            )
+        sigma_scaling_of(self.sigma_scaling)  # a caller without type checking may pass any string
         if not self.sample_period > 0:
             raise ValueError(f"the power sample period must be positive, got {self.sample_period!r} s")
         if self.check.name == "naive":

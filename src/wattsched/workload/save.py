@@ -32,8 +32,8 @@ def workload_format(path: str | Path) -> str:
     for fmt, endings in SAVE_FORMATS.items():
         if name.endswith(endings):
             return fmt
-    endings = ", ".join(e for es in SAVE_FORMATS.values() for e in es)
-    raise WorkloadError(f"{path}: cannot write a workload there; its name must end in {endings}")
+    known = ", ".join(e for es in SAVE_FORMATS.values() for e in es)
+    raise WorkloadError(f"{path}: cannot write a workload there; its name must end in {known}")
 
 
 def save_workload(result: ReadResult, path: str | Path, format: str | None = None) -> list[str]:

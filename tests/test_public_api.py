@@ -1,0 +1,68 @@
+"""The curated top-level namespace: every exported name resolves, lazily, and the README's examples run."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import wattsched
+import wattsched.api
+from wattsched.workload.generate import generate_lublin
+from wattsched.workload.save import save_workload
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def test_every_exported_name_resolves_to_its_defining_module() -> None:
+    assert "__version__" in wattsched.__all__
+    for name in wattsched.__all__:
+        value = getattr(wattsched, name)
+        if name != "__version__":
+            assert value is getattr(importlib.import_module(wattsched._EXPORTS[name]), name), name
+    assert set(wattsched.__all__) == {"__version__", *wattsched._EXPORTS}
+    assert set(wattsched.__all__) <= set(dir(wattsched))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = wattsched.nope
+
+
+def test_api_exports_what_it_defines() -> None:
+    defined = {
+        name
+        for name, value in vars(wattsched.api).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == "wattsched.api"
+    }
+    assert defined <= set(wattsched.api.__all__)
+    assert all(hasattr(wattsched.api, name) for name in wattsched.api.__all__)
+
+
+def test_import_wattsched_stays_cheap() -> None:
+    """The names resolve on first use: importing the package loads no engine, predictor or plotting module
+    (numba itself is loaded, to point its cache; see wattsched.core.numba_cache)."""
+    code = (
+        "import sys, wattsched\n"
+        "heavy = ('wattsched.engine', 'wattsched.api', 'wattsched.predict', 'wattsched.power', 'sklearn', "
+        "'matplotlib')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(wattsched.__file__).parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's Python blocks, in order, on a small generated ``log.swf`` (128 processors)."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks and "from wattsched import" in blocks[0]
+    monkeypatch.chdir(tmp_path)
+    save_workload(generate_lublin(200, 128, seed=0), tmp_path / "log.swf")
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), namespace)
+    assert (tmp_path / "out" / "jobs.parquet").exists()
+    assert namespace["result"].schedule.height == 200  # type: ignore[attr-defined]
