@@ -11,7 +11,6 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from wattsched.cli.common import console, err, fail
 from wattsched.core.schema import WorkloadError
-from wattsched.workload.fetch import PM100_RECORD, FetchError, fetch_record
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
 
@@ -27,6 +26,8 @@ def data_fetch(
     base_url: Annotated[str, typer.Option(help="Archive (Zenodo API compatible).")] = "https://zenodo.org",
 ) -> None:
     """Download a public dataset from its archive record, checking checksums and resuming partial downloads."""
+    # deferred: urllib.request loads http and ssl (20 ms); `wattsched --help` should not
+    from wattsched.workload.fetch import PM100_RECORD, FetchError, fetch_record
 
     if dataset != "pm100":
         fail(f"unknown dataset {dataset!r}; available: pm100")
