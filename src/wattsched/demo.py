@@ -4,6 +4,7 @@ every queue policy, with one comparison table and one figure."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,10 +15,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from wattsched.api import RunOutput, run_policy, write_run
+from wattsched.campaign.runner import CampaignRun, run_campaign
+from wattsched.campaign.spec import load_spec
 from wattsched.engine.simulate import simulate
 from wattsched.policies.registry import CORE_POLICIES
+from wattsched.report.dashboard import write_dashboard
+from wattsched.report.figures import write_figures
 from wattsched.workload.generate import generate_lublin
-from wattsched.workload.tableio import write_table
+from wattsched.workload.save import save_workload
 
 #: The demo campaign (``wattsched demo``): paper 000's estimators on a few windows, two caps, with the construction
 #: of ``wattsched reproduce 000`` (reproduce/paper000.py): the calibrated Marconi100-like generator, the jobs
@@ -46,6 +51,41 @@ method = "history"
 
 
 @dataclass
+class CampaignDemo:
+    """What the campaign demo wrote: its spec, the campaign directory, the figures and the dashboard."""
+
+    spec: Path
+    campaign: Path
+    run: CampaignRun
+    figures: list[Path]
+    dashboard: Path
+    seconds: float
+
+
+def run_campaign_demo(
+    output: Path,
+    *,
+    jobs: int = 40_000,
+    seed: int = 1,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> CampaignDemo:
+    """Write :data:`DEMO_CAMPAIGN` as ``output/campaign.toml``, run it in ``output/campaign`` (resumed if it is
+    there), then its figures and dashboard in ``output/report``."""
+    t0 = time.perf_counter()
+    output.mkdir(parents=True, exist_ok=True)
+    spec_path = output / "campaign.toml"
+    spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
+    campaign = output / "campaign"
+    run = run_campaign(load_spec(spec_path), campaign, workers=workers, progress=progress, log=log)
+    report = output / "report"
+    figures = write_figures(campaign, report)
+    dashboard = write_dashboard(campaign, report / "dashboard.html")
+    return CampaignDemo(spec_path, campaign, run, figures, dashboard, time.perf_counter() - t0)
+
+
+@dataclass
 class DemoRow:
     policy: str
     run: RunOutput
@@ -58,7 +98,7 @@ def run_demo(
     """Generate the workload, simulate every policy, write per-policy results, the workload and a figure."""
     output.mkdir(parents=True, exist_ok=True)
     workload = generate_lublin(jobs, machine_size, seed=seed, target_load=load)
-    write_table(workload.jobs, output / "workload.parquet", provenance=workload.provenance)
+    save_workload(workload, output / "workload.parquet")
     simulate(workload.jobs.head(2), "easy", machine_size)  # load the compiled engine before timing anything
     rows = []
     for name in CORE_POLICIES:

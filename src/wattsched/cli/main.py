@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -97,39 +96,31 @@ def demo(
 
 
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
-    """Paper 000's campaign in small: write its spec, run it, then the figures, the dashboard and the summary."""
+    """Paper 000's campaign in small, with a progress bar, then its summary table."""
     # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
-    from wattsched.campaign.runner import run_campaign
-    from wattsched.campaign.spec import load_spec
-    from wattsched.demo import DEMO_CAMPAIGN
-    from wattsched.report.dashboard import write_dashboard
-    from wattsched.report.figures import write_figures
+    from wattsched.demo import run_campaign_demo
 
-    output.mkdir(parents=True, exist_ok=True)
-    spec_path = output / "campaign.toml"
-    spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
-    spec = load_spec(spec_path)
     console.print(
-        f"Campaign {spec_path}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "
+        f"Campaign {output / 'campaign.toml'}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "
         "EASY+PC, 11 estimators × caps 0.5 and 0.7, plus EASY baselines"
     )
-    t0 = time.perf_counter()
-    with progress_bar("[bold]runs") as bar:
-        task = bar.add_task("runs", total=None)
-        run = run_campaign(
-            spec,
-            output / "campaign",
-            workers=workers,
-            progress=lambda d, t: bar.update(task, completed=d, total=t),
-            log=lambda m: err.print(m),
-        )
-    report = output / "report"
-    paths = write_figures(output / "campaign", report)
-    dashboard = write_dashboard(output / "campaign", report / "dashboard.html")
-    print_campaign_summary(output / "campaign")
+    try:
+        with progress_bar("[bold]runs") as bar:
+            task = bar.add_task("runs", total=None)
+            demo = run_campaign_demo(
+                output,
+                jobs=jobs,
+                seed=seed,
+                workers=workers,
+                progress=lambda d, t: bar.update(task, completed=d, total=t),
+                log=lambda m: err.print(m),
+            )
+    except ValueError as exc:  # WorkloadError and CampaignError among them: e.g. too few jobs for a window
+        fail(str(exc))
+    print_campaign_summary(demo.campaign)
     console.print(
-        f"{run.total} runs in {time.perf_counter() - t0:.0f} s; {len(paths)} figures in {report}; "
-        f"dashboard: {dashboard}"
+        f"{demo.run.total} runs in {demo.seconds:.0f} s; {len(demo.figures)} figures in {output / 'report'}; "
+        f"dashboard: {demo.dashboard}"
     )
 
 
