@@ -28,13 +28,17 @@ CompletionOption = Annotated[
 ]
 
 
+def _check_output(output: Path) -> None:
+    """Predictions go to a table (SWF has no column for them); checked before anything is computed."""
+    if not output.name.lower().endswith((".parquet", ".csv", ".csv.gz")):
+        fail(f"--output must end in .parquet, .csv or .csv.gz, got {output.name}")
+
+
 def _write_predictions(jobs: pl.DataFrame, read: ReadResult, output: Path) -> None:
     """The workload with its prediction columns; CSV cannot hold list columns (profiles), which it leaves out."""
     # deferred: the writers load pyarrow and numba; `wattsched --help` should not
     from wattsched.workload.save import save_workload
 
-    if not output.name.lower().endswith((".parquet", ".csv", ".csv.gz")):
-        fail(f"--output must end in .parquet, .csv or .csv.gz, got {output.name}")
     left_out = save_workload(ReadResult(jobs, read.rejects, read.provenance), output)
     if left_out:
         err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out (use .parquet to keep them)")
@@ -124,6 +128,7 @@ def predict_power_cmd(
     from wattsched.predict.run import run_power_prediction
     from wattsched.workload.load import load_workload
 
+    _check_output(output)
     try:
         plat = load_platform(platform)
         read = load_workload(workload, machine_size=machine_size, strict=strict)
@@ -177,6 +182,7 @@ def predict_runtime_cmd(
     from wattsched.predict.run import run_runtime_prediction
     from wattsched.workload.load import load_workload
 
+    _check_output(output)
     options = {"min_prefix": min_prefix} if method == "rules" else {}
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)

@@ -205,6 +205,7 @@ def _power_setup(
 
 
 def _print_summary(summary: dict[str, Any], title: str) -> None:
+    """The run's summary (jobs, waits, slowdowns, utilisation and, under a cap, the power metrics) as one table."""
     m = summary["metrics"]
     run = summary["run"]
     table = Table(title=title)
