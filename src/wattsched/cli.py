@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from wattsched.core.schema import WorkloadError
+from wattsched.core.store import CampaignError
 
 app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
 generate_app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help=True)
@@ -413,7 +414,7 @@ def demo(
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
     import time
 
-    from wattsched.campaign.runner import run_campaign
+    from wattsched.campaign.runner import run_experiment
     from wattsched.campaign.spec import load_spec
     from wattsched.demo import DEMO_CAMPAIGN
     from wattsched.report.dashboard import write_dashboard
@@ -432,7 +433,7 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
         TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
     ) as bar:
         task = bar.add_task("runs", total=None)
-        run = run_campaign(
+        run = run_experiment(
             spec,
             output / "campaign",
             workers=workers,
@@ -810,52 +811,16 @@ def campaign_run(
         str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
     ] = None,
 ) -> None:
-    """Prepare the workloads once, then run every run not done yet; safe to interrupt and run again.
+    """Prepare the campaign once, then run every run not done yet; safe to interrupt (Ctrl-C, SIGTERM, even
+    kill -9) and run again.
 
-    A file with ``kind = "dispatch"`` is a dispatcher comparison on a multi-resource machine (paper 001)."""
-    from wattsched.campaign.runner import run_campaign
-    from wattsched.campaign.spec import CampaignError, parse_spec, read_spec_file
-    from wattsched.studies.multires.experiment import is_dispatch_data, parse_dispatch_spec, run_dispatch
+    The file's ``kind`` says what it compares: power (paper 000), queue (queue policies), dispatch (paper 001),
+    eamc (paper 002) or rmap (paper 004); see docs/campaigns.md."""
+    from wattsched.campaign.kinds import load_experiment
 
     try:
-        data = read_spec_file(spec)
-        dispatch = is_dispatch_data(data)
-        parsed = parse_dispatch_spec(data, str(spec)) if dispatch else parse_spec(data, str(spec))
-        with Progress(
-            TextColumn("[bold]campaign[/] " + parsed.name),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("runs"),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("runs", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            if dispatch:
-                result = run_dispatch(
-                    parsed,
-                    output,
-                    executor=executor,
-                    workers=workers,
-                    address=address,
-                    base=spec.parent,
-                    progress=progress,
-                    log=lambda m: err.print(m),
-                )
-            else:
-                result = run_campaign(
-                    parsed,
-                    output,
-                    executor=executor,
-                    workers=workers,
-                    address=address,
-                    progress=progress,
-                    log=lambda m: err.print(m),
-                )
+        experiment = load_experiment(spec)
+        result = _run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
     except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
         _fail(str(exc))
     console.print(
@@ -864,26 +829,47 @@ def campaign_run(
     )
 
 
-@campaign_app.command("status")
-def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign directory.")]) -> None:
-    """How many runs are done, per workload window (per dispatcher × estimate for a dispatch campaign)."""
-    from wattsched.campaign.runner import status
-    from wattsched.campaign.spec import CampaignError
-    from wattsched.studies.multires.experiment import dispatch_status, is_dispatch_dir
+def _run_with_progress(experiment, output: Path, **options):
+    """Run a campaign with a progress bar; on Ctrl-C or SIGTERM say how far it got and exit with 130."""
+    from wattsched.campaign.runner import CampaignInterrupted, run_experiment
 
     try:
-        if is_dispatch_dir(directory):
-            st = dispatch_status(directory)
-            per, keys = st["per_combination"], ("dispatcher", "estimate")
-        else:
-            st = status(directory)
-            per, keys = st["per_workload"], ("workload", "kind")
+        with Progress(
+            TextColumn(f"[bold]{experiment.kind}[/] " + experiment.name),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("runs"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("runs", total=None)
+            return run_experiment(
+                experiment,
+                output,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                log=lambda m: err.print(m),
+                **options,
+            )
+    except CampaignInterrupted as stop:
+        err.print(f"[bold yellow]{stop}[/]")
+        raise typer.Exit(code=130) from None
+
+
+@campaign_app.command("status")
+def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign directory.")]) -> None:
+    """How many runs are done, counted by the kind's two main parameters (e.g. workload window and run kind)."""
+    from wattsched.campaign.runner import status
+
+    try:
+        st = status(directory)
     except CampaignError as exc:
         _fail(str(exc))
-    table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done")
+    keys = st["keys"]
+    table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done", caption=st["kind"])
     for col in (*keys, "done", "runs"):
         table.add_column(col, justify="left" if col in keys else "right")
-    for row in per.iter_rows(named=True):
+    for row in st["per"].iter_rows(named=True):
         table.add_row(row[keys[0]], row[keys[1]], f"{row['done']:,}", f"{row['runs']:,}")
     console.print(table)
 
@@ -895,11 +881,9 @@ def campaign_results(
 ) -> None:
     """Collect the finished runs into one table (query it with Polars or DuckDB)."""
     from wattsched.campaign.runner import load_results
-    from wattsched.campaign.spec import CampaignError
-    from wattsched.studies.multires.experiment import is_dispatch_dir, load_dispatch_results
 
     try:
-        table = load_dispatch_results(directory) if is_dispatch_dir(directory) else load_results(directory)
+        table = load_results(directory)
     except CampaignError as exc:
         _fail(str(exc))
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -914,55 +898,44 @@ def campaign_results(
 def campaign_report(
     directory: Annotated[Path, typer.Argument(help="Campaign directory.")],
     output: Annotated[Path | None, typer.Option(help="Where figures go (default: DIR/report).")] = None,
-    html: Annotated[bool, typer.Option(help="Also write the interactive dashboard (one self-contained file).")] = False,
+    html: Annotated[
+        bool, typer.Option(help="Also write the interactive dashboard (power campaigns; one self-contained file).")
+    ] = False,
     gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
     aggregate: Annotated[
         str, typer.Option(help="Summary over (workload window, cap) groups: mean (paper 000's) or median.")
     ] = "mean",
 ) -> None:
-    """Figures (PNG and SVG) of the campaign, a summary table, and with --html the dashboard."""
-    from wattsched.campaign.spec import CampaignError
+    """Figures (PNG and SVG) and tables of the campaign, its summary printed; with --html the dashboard."""
+    from wattsched.campaign.kinds import open_experiment
+    from wattsched.campaign.runner import report, summary_tables
     from wattsched.report.dashboard import write_dashboard
     from wattsched.report.figures import write_figures
-    from wattsched.studies.multires.experiment import dispatch_summary, is_dispatch_dir
-    from wattsched.studies.multires.figures import write_dispatch_figures
 
     out = output or directory / "report"
     if aggregate not in ("mean", "median"):
         _fail(f"--aggregate must be mean or median, got {aggregate!r}")
-    if is_dispatch_dir(directory):
-        try:
-            paths = write_dispatch_figures(directory, out)
-        except (CampaignError, ValueError) as exc:
-            _fail(str(exc))
-        _print_table(dispatch_summary(directory), "dispatch campaign: per dispatcher × runtime estimate")
-        console.print(f"wrote {len(paths)} files in {out}")
-        return
     try:
-        paths = write_figures(directory, out, gantt_run=gantt_run)
-        if html:
-            paths.append(write_dashboard(directory, out / "dashboard.html"))
+        kind = open_experiment(directory).kind
+        paths = report(directory, out, aggregate=aggregate)
+        if kind == "power":  # the power campaign's figures and dashboard are drawn by wattsched.report
+            paths += write_figures(directory, out, gantt_run=gantt_run)
+            if html:
+                paths.append(write_dashboard(directory, out / "dashboard.html"))
+        tables = summary_tables(directory, aggregate=aggregate)
     except (CampaignError, ValueError) as exc:
         _fail(str(exc))
-    _print_campaign_summary(directory, aggregate)
-    console.print(f"wrote {len(paths)} files in {out}" + (f"; dashboard: {out / 'dashboard.html'}" if html else ""))
+    for title, table in tables:
+        _print_table(table, title)
+    board = f"; dashboard: {out / 'dashboard.html'}" if kind == "power" and html else ""
+    console.print(f"wrote {len(paths)} files in {out}{board}")
 
 
 def _print_campaign_summary(directory: Path, aggregate: str = "mean") -> None:
-    from wattsched.campaign.runner import load_results
-    from wattsched.campaign.summary import campaign_summary, paper_summary
+    from wattsched.campaign.runner import summary_tables
 
-    results = load_results(directory)
-    what = "means" if aggregate == "mean" else "medians"
-    _print_table(
-        campaign_summary(results, stat=aggregate),
-        f"campaign summary per cap: {what} over workload windows (trespass: share of runs that broke the cap)",
-    )
-    if results.height and results.filter(pl.col("kind") == "run")["cap"].n_unique() > 1:
-        _print_table(
-            paper_summary(results, stat=aggregate),
-            f"over every (workload window, cap) group, caps pooled ({what}; paper 000's aggregation)",
-        )
+    for title, table in summary_tables(directory, aggregate=aggregate):
+        _print_table(table, title)
 
 
 def _print_table(summary: pl.DataFrame, title: str) -> None:
@@ -1173,32 +1146,34 @@ def eamc_grid(
         Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
     ] = None,
 ) -> None:
-    """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv."""
+    """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv: an
+    alias of ``campaign run`` with a spec of kind eamc (docs/eamc.md)."""
+    from wattsched.campaign.kinds import parse_experiment
+    from wattsched.campaign.runner import report
     from wattsched.studies.eamc.dvfs import DVFSConfigError
-    from wattsched.studies.eamc.experiment import run_eamc_grid, write_eamc_figures
 
     def items(text: str) -> list[str]:
         return [x.strip() for x in text.split(",") if x.strip()]
 
     try:
-        total, executed, seconds = run_eamc_grid(
-            output,
-            data_dir=str(data_dir) if data_dir else None,
-            mixes=items(mixes),
-            policies=items(policies) if policies else None,
-            t_weights=[float(x) for x in items(t_weights)],
-            seeds=[int(x) for x in items(seeds)],
-            n_jobs=jobs,
-            executor=executor,
-            workers=workers,
-            address=address,
-        )
-        paths = write_eamc_figures(output, output / "report")
-    except (DVFSConfigError, ValueError, FileNotFoundError) as exc:
+        spec = {
+            "kind": "eamc",
+            "name": "eamc-grid",
+            "data_dir": str(data_dir) if data_dir else None,
+            "mixes": items(mixes),
+            "t_weights": [float(x) for x in items(t_weights)],
+            "seeds": [int(x) for x in items(seeds)],
+            "jobs": jobs,
+            **({"policies": items(policies)} if policies else {}),
+        }
+        experiment = parse_experiment(spec, "eamc grid")
+        result = _run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
+        paths = report(output, output / "report")
+    except (CampaignError, DVFSConfigError, ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     console.print(
-        f"{total} runs in {output}: {executed} ran now ({seconds:.1f} s); report: {len(paths)} files in "
-        f"{output / 'report'}"
+        f"{result.total} runs in {output}: {result.executed} ran now ({result.seconds:.1f} s); report: "
+        f"{len(paths)} files in {output / 'report'}"
     )
 
 
@@ -1232,46 +1207,44 @@ def rmap_grid(
     ] = "calibrated",
 ) -> None:
     """Paper 004's experiment: traces × bounds × Traditional / Naive / Adaptive (0–30%, unbounded), oracle and
-    model data; summary and Figs. 6–15."""
-    from wattsched.studies.rmap.experiment import rmap_summary, run_rmap_grid, table4_check, write_rmap_report
-    from wattsched.studies.rmap.machine import JobDetails, fit_config_model, rmap_cab_details, write_model_figures
-    from wattsched.studies.rmap.traces import TRACES
+    model data; summary and Figs. 6–15: an alias of ``campaign run`` with a spec of kind rmap (docs/rmap.md),
+    plus every job and decision in DIR/jobs.parquet and DIR/decisions.parquet."""
+    from wattsched.campaign.kinds import parse_experiment
+    from wattsched.campaign.runner import report
+    from wattsched.studies.rmap.experiment import load_rmap_runs, rmap_summary, table4_check
 
     def items(text: str) -> list[str]:
         return [x.strip() for x in text.split(",") if x.strip()]
 
     try:
-        oracle = JobDetails.read(details) if details is not None else rmap_cab_details(seed, cab_data=cab_data)
-        model, errors = fit_config_model(oracle, sample_share, seed=seed)
-        chosen = tuple(items(traces))
-        bad = [t for t in chosen if t not in TRACES]
-        if bad:
-            raise ValueError(f"unknown trace(s) {bad}; choose from {', '.join(TRACES)}")
-        jobs, decisions, seconds = run_rmap_grid(
-            oracle,
-            model,
-            traces=chosen,
-            bounds=tuple(float(b) for b in items(bounds)),
-            seed=seed,
-            overestimate=overestimate,
-            arrival_scale=arrival_scale,
-        )
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        spec = {
+            "kind": "rmap",
+            "name": "rmap-grid",
+            "traces": items(traces),
+            "bounds": [float(b) for b in items(bounds)],
+            "seed": seed,
+            "sample_share": sample_share,
+            "overestimate": overestimate,
+            "arrival_scale": arrival_scale,
+            "details": str(details) if details is not None else None,
+            "cab_data": cab_data,
+        }
+        experiment = parse_experiment(spec, "rmap grid")
+        result = _run_with_progress(experiment, output, workers=1)
+        jobs, decisions = load_rmap_runs(output)
+        jobs.write_parquet(output / "jobs.parquet")
+        decisions.write_parquet(output / "decisions.parquet")
+        paths = report(output, output / "report")
+    except (CampaignError, ValueError, FileNotFoundError, RuntimeError) as exc:
         _fail(str(exc))
-    output.mkdir(parents=True, exist_ok=True)
-    jobs.write_parquet(output / "jobs.parquet")
-    decisions.write_parquet(output / "decisions.parquet")
-    errors.write_parquet(output / "model_errors.parquet")
-    paths = write_rmap_report(jobs, decisions, output / "report")
-    paths += write_model_figures(errors, output / "report")
     summary = rmap_summary(jobs).filter(pl.col("default_data"))
     _print_table(
         summary.select(
             "trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse"
         ),
-        f"RMAP grid ({seconds:.1f} s): mean turnaround (s), normalised to Traditional",
+        f"RMAP grid ({result.seconds:.1f} s): mean turnaround (s), normalised to Traditional",
     )
-    if "large" in chosen and 6500.0 in [float(b) for b in items(bounds)]:
+    if "large" in spec["traces"] and 6500.0 in spec["bounds"]:
         gains = table4_check(rmap_summary(jobs))
         console.print(
             "large trace at 6,500 W, improvement over Traditional (the paper's Table 4 quantity): "
