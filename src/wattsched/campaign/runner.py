@@ -37,8 +37,9 @@ from wattsched.core.store import (
     write_manifest,
 )
 
-#: Result fields that depend on the machine, not on the run (left out when comparing result sets).
-TIMING_FIELDS = ("elapsed_s", "simulation_s", "run_s", "worker")
+#: Result fields of the power and queue kinds that depend on the machine, not on the run (left out when comparing
+#: result sets); every kind declares its own (:attr:`Experiment.timing_fields`).
+TIMING_FIELDS = Experiment.timing_fields
 #: Runs submitted per worker at a time: enough to keep every worker busy, few enough that an interruption drops
 #: little queued work.
 IN_FLIGHT_PER_WORKER = 2

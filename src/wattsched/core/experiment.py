@@ -44,6 +44,9 @@ class Experiment(ABC):
     spec_model: ClassVar[type[BaseModel]]
     #: Run parameters that ``campaign status`` counts finished runs by (two of them).
     status_keys: ClassVar[tuple[str, str]] = ("kind", "id")
+    #: Result fields that depend on the machine, not on the run (wall times, the worker's pid): left out when
+    #: result sets are compared, e.g. a resumed campaign's with an uninterrupted one's.
+    timing_fields: ClassVar[tuple[str, ...]] = ("elapsed_s", "simulation_s", "worker")
     #: Spec fields left out of the spec's hash: where inputs are, not what the experiment is (so a campaign
     #: resumes when they move).
     hash_exclude: ClassVar[frozenset[str]] = frozenset()

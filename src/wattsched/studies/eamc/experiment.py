@@ -208,6 +208,7 @@ class EAMCExperiment(Experiment):
     kind: ClassVar[str] = "eamc"
     spec_model = EAMCSpec
     status_keys = ("mix", "policy")
+    timing_fields = ("pass_s", "elapsed_s", "run_s", "worker")
     hash_exclude = frozenset({"data_dir"})
     spec: EAMCSpec
 

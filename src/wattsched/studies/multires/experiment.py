@@ -224,6 +224,7 @@ class DispatchExperiment(Experiment):
     kind: ClassVar[str] = "dispatch"
     spec_model = DispatchSpec
     status_keys = ("dispatcher", "estimate")
+    timing_fields = ("dispatch_s", "elapsed_s", "run_s", "worker", "cp_total_s", "cp_max_s")
     spec: DispatchSpec
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:

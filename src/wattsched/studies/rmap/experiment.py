@@ -199,6 +199,7 @@ class RMAPExperiment(Experiment):
     kind: ClassVar[str] = "rmap"
     spec_model = RMAPSpec
     status_keys = ("trace", "bound")
+    timing_fields = ("run_s", "worker")
     spec: RMAPSpec
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
