@@ -1,0 +1,157 @@
+"""``wattsched campaign``: run a campaign of any kind through the one runner (resumable, locally or on Dask), then
+its status, results and report. The spec's ``kind`` says what it compares (docs/campaigns.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.progress import TextColumn
+from rich.table import Table
+
+from wattsched.cli.common import console, err, fail, print_table, progress_bar
+from wattsched.core.schema import WorkloadError
+from wattsched.core.store import CampaignError
+
+if TYPE_CHECKING:
+    from wattsched.campaign.runner import CampaignRun
+    from wattsched.core.experiment import Experiment
+
+app = typer.Typer(help="Run grids of simulations (campaigns), resumable, locally or on Dask.", no_args_is_help=True)
+
+
+def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> CampaignRun:
+    """Run a campaign with a progress bar; on Ctrl-C or SIGTERM say how far it got and exit with code 130."""
+    # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
+    from wattsched.campaign.runner import CampaignInterrupted, run_experiment
+
+    try:
+        with progress_bar(f"[bold]{experiment.kind}[/] {experiment.name}", TextColumn("runs")) as bar:
+            task = bar.add_task("runs", total=None)
+            return run_experiment(
+                experiment,
+                output,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                log=lambda m: err.print(m),
+                **options,
+            )
+    except CampaignInterrupted as stop:
+        err.print(f"[bold yellow]{stop}[/]")
+        raise typer.Exit(code=130) from None
+
+
+@app.command("run")
+def campaign_run(
+    spec: Annotated[Path, typer.Argument(help="Campaign file (.toml, .yaml or .json).")],
+    output: Annotated[Path, typer.Option(help="Campaign directory (created, or resumed if it holds this campaign).")],
+    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: the CPU count).")] = None,
+    address: Annotated[
+        str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
+    ] = None,
+) -> None:
+    """Prepare the campaign once, then run every run not done yet; safe to interrupt (Ctrl-C, SIGTERM, even
+    kill -9) and run again.
+
+    The file's ``kind`` says what it compares: power (paper 000), queue (queue policies), dispatch (paper 001),
+    eamc (paper 002) or rmap (paper 004); see docs/campaigns.md."""
+    # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
+    from wattsched.campaign.kinds import load_experiment
+
+    try:
+        experiment = load_experiment(spec)
+        result = run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
+    except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
+        fail(str(exc))
+    console.print(
+        f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
+        f"({result.seconds:.1f} s)"
+    )
+
+
+@app.command("status")
+def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign directory.")]) -> None:
+    """How many runs are done, counted by the kind's two main parameters (e.g. workload window and run kind)."""
+    # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
+    from wattsched.campaign.runner import status
+
+    try:
+        st = status(directory)
+    except CampaignError as exc:
+        fail(str(exc))
+    keys = st["keys"]
+    table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done", caption=st["kind"])
+    for col in (*keys, "done", "runs"):
+        table.add_column(col, justify="left" if col in keys else "right")
+    for row in st["per"].iter_rows(named=True):
+        table.add_row(row[keys[0]], row[keys[1]], f"{row['done']:,}", f"{row['runs']:,}")
+    console.print(table)
+
+
+@app.command("results")
+def campaign_results(
+    directory: Annotated[Path, typer.Argument(help="Campaign directory.")],
+    output: Annotated[Path, typer.Option(help="One table of every finished run (.parquet or .csv).")],
+) -> None:
+    """Collect the finished runs into one table (query it with Polars or DuckDB)."""
+    # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
+    from wattsched.campaign.runner import load_results
+
+    try:
+        table = load_results(directory)
+    except CampaignError as exc:
+        fail(str(exc))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.suffix == ".csv":
+        table.write_csv(output)
+    else:
+        table.write_parquet(output)
+    console.print(f"wrote {table.height:,} runs × {table.width} columns to {output}")
+
+
+@app.command("report")
+def campaign_report(
+    directory: Annotated[Path, typer.Argument(help="Campaign directory.")],
+    output: Annotated[Path | None, typer.Option(help="Where figures go (default: DIR/report).")] = None,
+    html: Annotated[
+        bool, typer.Option(help="Also write the interactive dashboard (power campaigns; one self-contained file).")
+    ] = False,
+    gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
+    aggregate: Annotated[
+        str, typer.Option(help="Summary over (workload window, cap) groups: mean (paper 000's) or median.")
+    ] = "mean",
+) -> None:
+    """Figures (PNG and SVG) and tables of the campaign, its summary printed; with --html the dashboard."""
+    # deferred: figures load matplotlib and plotly; `wattsched --help` should not
+    from wattsched.campaign.kinds import open_experiment
+    from wattsched.campaign.runner import report, summary_tables
+    from wattsched.report.dashboard import write_dashboard
+    from wattsched.report.figures import write_figures
+
+    out = output or directory / "report"
+    if aggregate not in ("mean", "median"):
+        fail(f"--aggregate must be mean or median, got {aggregate!r}")
+    try:
+        kind = open_experiment(directory).kind
+        paths = report(directory, out, aggregate=aggregate)
+        if kind == "power":  # the power campaign's figures and dashboard are drawn by wattsched.report
+            paths += write_figures(directory, out, gantt_run=gantt_run)
+            if html:
+                paths.append(write_dashboard(directory, out / "dashboard.html"))
+        tables = summary_tables(directory, aggregate=aggregate)
+    except (CampaignError, ValueError) as exc:
+        fail(str(exc))
+    for title, table in tables:
+        print_table(table, title)
+    board = f"; dashboard: {out / 'dashboard.html'}" if kind == "power" and html else ""
+    console.print(f"wrote {len(paths)} files in {out}{board}")
+
+
+def print_campaign_summary(directory: Path, aggregate: str = "mean") -> None:
+    """The campaign's summary tables (a power campaign's: per cap and, with several caps, pooled over caps)."""
+    # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
+    from wattsched.campaign.runner import summary_tables
+
+    for title, table in summary_tables(directory, aggregate=aggregate):
+        print_table(table, title)
