@@ -46,8 +46,8 @@ def experiment_class(kind: str) -> type[Experiment]:
 
 
 def experiment_for(spec: BaseModel, *, base: Path | None = None) -> Experiment:
-    """The experiment that runs ``spec`` (a validated spec of any kind)."""
-    return experiment_class(str(getattr(spec, "kind", "power")))(spec, base=base)
+    """The experiment that runs ``spec`` (a validated spec of any kind: every spec model has a ``kind`` field)."""
+    return experiment_class(str(spec.model_dump(include={"kind"})["kind"]))(spec, base=base)
 
 
 def kind_of(data: Any, source: str = "campaign") -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
@@ -39,7 +39,7 @@ def map_tasks(
     ordered: bool = True,
     keys: Sequence[str] | None = None,
     in_flight: int | None = None,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """Results of ``fn`` over ``items``: in input order when ``ordered``, else as they finish. ``fn`` must be a
     picklable top-level function (or a ``functools.partial`` of one) unless it runs here (``local``, 1 worker).
     ``in_flight`` bounds the tasks submitted at a time (unordered only; default: all at once)."""

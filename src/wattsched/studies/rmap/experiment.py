@@ -68,7 +68,7 @@ def run_rmap_cell(
     """``(jobs, decisions)`` of one trace under one bound: each policy with its default data source, and (with
     ``other_sources``) traditional, naive and adaptive-0 also with the other source (for the model-versus-oracle
     comparison, Fig. 8); rows tagged with the trace, bound, policy and data source."""
-    runs = [(name, None) for name in policies]
+    runs: list[tuple[str, str | None]] = [(name, None) for name in policies]
     runs += [
         (name, other)
         for name in ("rmap-traditional", "rmap-naive", "rmap-adaptive-0")
@@ -185,7 +185,7 @@ def execute_rmap_run(run: Run, out_dir: str, spec_data: dict[str, Any]) -> dict[
     row = {
         **run,
         "jobs": jobs.height,
-        "mean_turnaround": float(jobs["turnaround"].mean()),
+        "mean_turnaround": float(jobs["turnaround"].to_numpy().mean()),
         "run_s": time.perf_counter() - t0,
         "worker": os.getpid(),
     }
