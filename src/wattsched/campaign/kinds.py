@@ -82,7 +82,5 @@ def open_experiment(out: str | Path) -> Experiment:
     """The experiment of an existing campaign directory, from its manifest."""
     manifest = read_manifest(out)
     cls = experiment_class(manifest.get("kind", "power"))
-    spec = dict(manifest["spec"])
-    if "kind" in cls.spec_model.model_fields:
-        spec.setdefault("kind", cls.kind)
+    spec = {"kind": cls.kind, **manifest["spec"]}  # a power manifest from before the field has none
     return cls(validate_spec(cls.spec_model, spec, f"{out}/manifest.json"))
