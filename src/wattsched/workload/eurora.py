@@ -55,11 +55,8 @@ from wattsched.core.schema import (
     Provenance,
     ReadResult,
     WorkloadError,
-    coerce_columns,
+    finish_read,
     make_rejects,
-    raise_if_strict,
-    sort_queue_order,
-    validate_jobs,
 )
 from wattsched.workload.sacct import user_code
 
@@ -435,16 +432,14 @@ def read_eurora(
     jobs, own = _parse(lines, walltime_defaults)
     n_heterogeneous = int(jobs["__heterogeneous"].sum())
     jobs = jobs.drop("__heterogeneous")
-    good, sem = validate_jobs(coerce_columns(jobs), machine_size=machine_size, source=source, line_column=_ROW)
     where = pl.DataFrame(
         {_ROW: range(len(lines.text)), "source": lines.src, "line": lines.line, "raw": lines.text},
         schema={_ROW: pl.Int64, "source": pl.Utf8, "line": pl.Int64, "raw": pl.Utf8},
     )
-    located = pl.concat([own, sem.select(pl.col("line").alias(_ROW), "job_id", "field", "reason")])
-    located = located.join(where, on=_ROW, how="left").drop(_ROW)
-    rejects = pl.concat([located.select(list(REJECTS_SCHEMA)).cast(REJECTS_SCHEMA), make_rejects(lines.conflicts)])
-    order = {s: i for i, s in enumerate(dict.fromkeys(str(f) for f in files))}
-    rejects = rejects.sort(pl.col("source").replace_strict(order, return_dtype=pl.Int64), "line")
+
+    def locate(rejects: pl.DataFrame) -> pl.DataFrame:
+        """Rejects keyed by distinct-line index → the file, line and text they came from."""
+        return rejects.join(where, on=_ROW, how="left").drop(_ROW).select(list(REJECTS_SCHEMA))
 
     header: dict[str, Any] = {
         "input_timezone": "naive Eurora local time (Europe/Rome) read as UTC",
@@ -455,6 +450,43 @@ def read_eurora(
         "blank_lines": lines.n_blank,
         "heterogeneous_chunks": n_heterogeneous,
     }
+    if predictions is not None:
+        table = predictions if isinstance(predictions, pl.DataFrame) else read_eurora_power_predictions(predictions)
+        if not {"job_id", "pred_power_eurora"} <= set(table.columns):
+            raise WorkloadError(f"predictions need columns job_id and pred_power_eurora, got {table.columns}")
+        table = table.select(pl.col("job_id").cast(pl.Int64), pl.col("pred_power_eurora").alias("pred_power"))
+        jobs = jobs.join(table.unique("job_id", keep="first"), on="job_id", how="left", maintain_order="left")
+    provenance = Provenance(
+        source=source,
+        format="eurora",
+        machine_size=machine_size,
+        size_unit="chunks",
+        unix_start_time=0.0,
+        timezone="UTC",
+        header=header,
+        n_records=lines.n_records,
+        conventions=_conventions(walltime_defaults, machine_size, predictions is not None),
+    )
+    result = finish_read(
+        jobs,
+        pl.concat([locate(own), make_rejects(lines.conflicts)]),
+        provenance,
+        strict=strict,
+        line_column=_ROW,
+        locate=lambda sem: locate(sem.select(pl.col("line").alias(_ROW), "job_id", "field", "reason")),
+        sources=[str(f) for f in files],
+    )
+    _describe(header, result.jobs, walltime_defaults, predictions)
+    return result
+
+
+def _describe(
+    header: dict[str, Any],
+    good: pl.DataFrame,
+    walltime_defaults: Mapping[str, float] | None,
+    predictions: str | Path | pl.DataFrame | None,
+) -> None:
+    """Add what the accepted jobs say to the provenance header: chunk/request mismatches, predictions matched."""
     if good.height:
         header["chunks_not_req_nodes"] = int((good["chunks"] != good["nodes"]).sum())
         header["cores_not_req_cores"] = int((good["cores"] != good["req_cores"]).sum())
@@ -465,31 +497,10 @@ def read_eurora(
     if walltime_defaults:
         header["walltime_defaults"] = dict(walltime_defaults)
     if predictions is not None:
-        table = predictions if isinstance(predictions, pl.DataFrame) else read_eurora_power_predictions(predictions)
-        if not {"job_id", "pred_power_eurora"} <= set(table.columns):
-            raise WorkloadError(f"predictions need columns job_id and pred_power_eurora, got {table.columns}")
-        table = table.select(pl.col("job_id").cast(pl.Int64), pl.col("pred_power_eurora").alias("pred_power"))
-        good = good.join(table.unique("job_id", keep="first"), on="job_id", how="left", maintain_order="left")
         matched = int(good["pred_power"].is_not_null().sum())
         header["predictions"] = str(predictions) if not isinstance(predictions, pl.DataFrame) else "<DataFrame>"
         header["predictions_matched"] = matched
         header["predictions_unmatched"] = good.height - matched
-    good = sort_queue_order(good)
-    provenance = Provenance(
-        source=source,
-        format="eurora",
-        machine_size=machine_size,
-        size_unit="chunks",
-        unix_start_time=0.0,
-        timezone="UTC",
-        header=header,
-        n_records=lines.n_records,
-        n_jobs=good.height,
-        n_rejected=rejects.height,
-        conventions=_conventions(walltime_defaults, machine_size, predictions is not None),
-    )
-    raise_if_strict(source, rejects, strict)
-    return ReadResult(good, rejects, provenance)
 
 
 def _conventions(defaults: Mapping[str, float] | None, machine_size: int | None, predicted: bool) -> list[str]:

@@ -66,16 +66,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
-from wattsched.core.schema import (
-    Provenance,
-    ReadResult,
-    WorkloadError,
-    coerce_columns,
-    make_rejects,
-    raise_if_strict,
-    sort_queue_order,
-    validate_jobs,
-)
+from wattsched.core.schema import Provenance, ReadResult, WorkloadError, finish_read, replace_raw
 
 __all__ = ["FREE_TEXT_FIELDS", "is_sacct_file", "read_sacct", "user_code"]
 
@@ -768,12 +759,6 @@ def read_sacct(
             "sacct_exit_code": v["sacct_exit_code"], "sacct_nodelist": v["sacct_nodelist"], "__line": line,
         })  # fmt: skip
     frame = pl.DataFrame(rows, schema=_SCHEMA) if rows else pl.DataFrame(schema=_SCHEMA)
-    good, sem = validate_jobs(coerce_columns(frame), machine_size=machine_size, source=source, line_column="__line")
-    if sem.height:
-        sem = sem.with_columns(pl.Series("raw", [raw_by_line[line] for line in sem["line"].to_list()], dtype=pl.Utf8))
-    all_rejects = pl.concat([make_rejects(rejects), sem]).sort("line", maintain_order=True)
-    good = sort_queue_order(good)
-
     conventions = notes + _conventions(timezone, size_unit, walltime_fallback, ambiguous, machine_size)
     if clock.n_ambiguous:
         conventions.append(f"{clock.n_ambiguous} DST-ambiguous local time(s) read as the {ambiguous} occurrence")
@@ -791,12 +776,17 @@ def read_sacct(
         timezone="UTC",
         header=header,
         n_records=int(header["records"]),
-        n_jobs=good.height,
-        n_rejected=all_rejects.height,
         conventions=conventions,
     )
-    raise_if_strict(source, all_rejects, strict, "record")
-    return ReadResult(good, all_rejects, provenance)
+    return finish_read(
+        frame,
+        rejects,
+        provenance,
+        strict=strict,
+        line_column="__line",
+        locate=lambda sem: replace_raw(sem, raw_by_line.__getitem__),
+        unit="record",
+    )
 
 
 def _conventions(

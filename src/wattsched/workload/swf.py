@@ -47,17 +47,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from wattsched.core.schema import (
-    Provenance,
-    ReadResult,
-    WorkloadError,
-    canonical_order,
-    empty_rejects,
-    make_rejects,
-    raise_if_strict,
-    sort_queue_order,
-    validate_jobs,
-)
+from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw
 
 __all__ = ["SWF_EXTRA_COLUMNS", "SWF_FIELDS", "read_swf", "write_swf"]
 
@@ -390,16 +380,6 @@ def _machine_size(machine_size: int | None, header: dict[str, Any]) -> tuple[int
     return None, ""
 
 
-def _is_queue_ordered(jobs: pl.DataFrame) -> bool:
-    """True when rows already follow (submit_time, job_id): most traces do, and a sort of 450k rows costs."""
-    if jobs.height < 2:
-        return True
-    submit = jobs["submit_time"].to_numpy()
-    job = jobs["job_id"].to_numpy()
-    ds = np.diff(submit)
-    return bool(np.all((ds > 0) | ((ds == 0) & (np.diff(job) >= 0))))
-
-
 def _conventions(machine_size: int | None, machine_from: str) -> list[str]:
     out = [
         "size = requested processors (SWF field 8) if > 0, else allocated processors (field 5)",
@@ -452,7 +432,7 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
             keep[k] = False
             line = int(d_line[k])
             row = {"source": source, "line": line, "job_id": job_id, "field": field_, "reason": reason}
-            parse_rejects.append(row)
+            parse_rejects.append(row | {"raw": _decode(raw)})
         else:
             vals[:, k] = values
 
@@ -461,26 +441,10 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
         raw_df = raw_df.filter(pl.Series(keep))
     jobs = raw_df.select(_canonical_exprs())
 
-    # Negative submit times are SWF-specific (relative times, -1 = unknown): rejected before the shared rules.
-    neg_submit = jobs.filter(pl.col("submit_time") < 0)
-    if neg_submit.height:
-        jobs = jobs.filter(~(pl.col("submit_time") < 0))
-    good, sem_rejects = validate_jobs(jobs, machine_size=machine, source=source, line_column="__line")
-    extra_rejects = neg_submit.select(
-        pl.lit(source).alias("source"),
-        pl.col("__line").alias("line"),
-        pl.col("job_id"),
-        pl.lit("submit_time").alias("field"),
-        pl.lit("submit time is negative (-1 means unknown in SWF)").alias("reason"),
-        pl.lit(None, dtype=pl.Utf8).alias("raw"),
-    )
-    rejects = pl.concat([make_rejects(parse_rejects), extra_rejects.cast(sem_rejects.schema), sem_rejects])
-    rejects = _fill_raw(rejects, d_line, lambda k: _decode(data[int(d_start[k]) : int(d_end[k])]))
-    rejects = rejects.sort("line")
+    def line_text(line: int) -> str:
+        k = int(np.searchsorted(d_line, line))
+        return _decode(data[int(d_start[k]) : int(d_end[k])])
 
-    jobs = canonical_order(good)
-    if not _is_queue_ordered(jobs):
-        jobs = sort_queue_order(jobs)
     n_extra = int(d_extra.sum())
     conventions = _conventions(machine, machine_from)
     if n_extra:
@@ -498,12 +462,25 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
         timezone=tz if isinstance(tz, str) and tz else None,
         header=header,
         n_records=n_records,
-        n_jobs=jobs.height,
-        n_rejected=rejects.height,
         conventions=conventions,
     )
-    raise_if_strict(str(path), rejects, strict, "line")
-    return ReadResult(jobs, rejects, provenance)
+    return finish_read(
+        jobs,
+        parse_rejects,
+        provenance,
+        strict=strict,
+        line_column="__line",
+        checks=[_NEGATIVE_SUBMIT],
+        locate=lambda rejects: replace_raw(rejects, line_text),
+    )
+
+
+#: Negative submit times are SWF-specific (relative times, -1 = unknown): judged before the canonical rules.
+_NEGATIVE_SUBMIT: Check = (
+    "submit_time",
+    pl.col("submit_time") < 0,
+    "submit time is negative (-1 means unknown in SWF)",
+)
 
 
 def _unknown(name: str) -> pl.Expr:
@@ -537,16 +514,6 @@ def _canonical_exprs() -> list[pl.Expr]:
     exprs += [_unknown(name).cast(dtype).alias(f"swf_{name}") for name, dtype in _SWF_EXTRA.items()]
     exprs.append(pl.col("__line"))
     return exprs
-
-
-def _fill_raw(rejects: pl.DataFrame, d_line: np.ndarray, raw_text: Any) -> pl.DataFrame:
-    """Replace the ``raw`` of semantic rejects (a column summary) by the source line's text."""
-    if rejects.height == 0:
-        return empty_rejects()
-    lines = rejects["line"].to_numpy()
-    pos = np.searchsorted(d_line, lines)
-    texts = [raw_text(int(k)) for k in pos.tolist()]
-    return rejects.with_columns(pl.Series("raw", texts, dtype=pl.Utf8))
 
 
 # ------------------------------------------------------------------------------------------------------------
