@@ -103,6 +103,7 @@ def _exit_code(value: Any) -> str | None:
 def read_json(
     text: str, source: str, size_unit: str
 ) -> tuple[list[ParsedJob], list[dict[str, Any]], dict[str, Any], list[str]]:
+    """``--json`` text → ``(parsed jobs, rejected entries as rows, provenance header, convention notes)``."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

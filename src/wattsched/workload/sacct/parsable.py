@@ -197,6 +197,7 @@ def _fold_steps(steps: list[dict[str, Any]]) -> dict[str, Any]:
 def read_parsable(
     text: str, source: str, delim: str, clock: Clock, size_unit: str
 ) -> tuple[list[ParsedJob], list[dict[str, Any]], dict[str, Any], list[str]]:
+    """``-P`` text → ``(parsed jobs, rejected records as rows, provenance header, convention notes)``."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
