@@ -212,7 +212,7 @@ def validate_jobs(
         pl.col("__reason").alias("reason"),
         raw.alias("raw"),
     )
-    return good, rejects.cast(REJECTS_SCHEMA)
+    return good, rejects.cast(pl.Schema(REJECTS_SCHEMA))
 
 
 def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str = "line") -> None:
@@ -247,6 +247,11 @@ def _in_queue_order(jobs: pl.DataFrame) -> bool:
     ds = np.diff(jobs["submit_time"].to_numpy())
     dj = np.diff(jobs["job_id"].to_numpy())
     return bool(np.all((ds > 0) | ((ds == 0) & (dj >= 0))))
+
+
+def _as_rejects(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rejects columns in their order and dtypes."""
+    return frame.select(list(REJECTS_SCHEMA)).cast(pl.Schema(REJECTS_SCHEMA))
 
 
 def replace_raw(rejects: pl.DataFrame, text: Callable[[int], str]) -> pl.DataFrame:
@@ -289,9 +294,9 @@ def finish_read(
         checks=checks,
     )
     if locate is not None and refused.height:
-        refused = locate(refused).select(list(REJECTS_SCHEMA)).cast(REJECTS_SCHEMA)
+        refused = _as_rejects(locate(refused))
     own = rejects if isinstance(rejects, pl.DataFrame) else make_rejects(rejects)
-    merged = pl.concat([own.select(list(REJECTS_SCHEMA)).cast(REJECTS_SCHEMA), refused])
+    merged = pl.concat([_as_rejects(own), refused])
     if sources is None:
         merged = merged.sort("line", maintain_order=True)
     else:
