@@ -207,10 +207,10 @@ def read_pm100(
         ).alias(_RAW),
     ]
     jobs = frame.select(exprs)
-    raw_text = jobs.select(_LINE, _RAW)
+    texts = jobs[_RAW]  # a reject's raw: the key PM100 fields of its row (line = 1-based row)
 
     def row_text(line: int) -> str:
-        return raw_text[line - 1, _RAW]
+        return texts[line - 1]
 
     provenance = Provenance(
         source=source,
