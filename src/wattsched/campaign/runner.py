@@ -167,9 +167,7 @@ def run_experiment(
             finally:
                 stream.close()  # ends the workers now when the loop was interrupted
     except KeyboardInterrupt:
-        stopped = CampaignInterrupted(len(done_ids(out) & {r["id"] for r in runs}), len(runs), out)
-        log(str(stopped))
-        raise stopped from None
+        raise CampaignInterrupted(len(done_ids(out) & {r["id"] for r in runs}), len(runs), out) from None
     return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
 
 
