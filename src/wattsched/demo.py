@@ -15,8 +15,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from wattsched.api import RunOutput, run_policy, write_run
-from wattsched.campaign.runner import CampaignRun, run_campaign
+from wattsched.campaign.runner import CampaignRun, run_experiment
 from wattsched.campaign.spec import load_spec
+from wattsched.core.experiment import no_log
 from wattsched.engine.simulate import simulate
 from wattsched.policies.registry import CORE_POLICIES
 from wattsched.report.dashboard import write_dashboard
@@ -29,6 +30,7 @@ from wattsched.workload.save import save_workload
 #: running at a window's start requeued at t = 0 (so EASY+PC decides on every job under the cap), no cap after the
 #: 3-h window. The README's demo paragraph says which numbers to read.
 DEMO_CAMPAIGN = """\
+kind = "power"
 name = "demo"
 platform = "marconi100"
 
@@ -69,7 +71,7 @@ def run_campaign_demo(
     seed: int = 1,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    log: Callable[[str], None] = lambda s: None,
+    log: Callable[[str], None] = no_log,
 ) -> CampaignDemo:
     """Write :data:`DEMO_CAMPAIGN` as ``output/campaign.toml``, run it in ``output/campaign`` (resumed if it is
     there), then its figures and dashboard in ``output/report``."""
@@ -78,7 +80,7 @@ def run_campaign_demo(
     spec_path = output / "campaign.toml"
     spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
     campaign = output / "campaign"
-    run = run_campaign(load_spec(spec_path), campaign, workers=workers, progress=progress, log=log)
+    run = run_experiment(load_spec(spec_path), campaign, workers=workers, progress=progress, log=log)
     report = output / "report"
     figures = write_figures(campaign, report)
     dashboard = write_dashboard(campaign, report / "dashboard.html")
