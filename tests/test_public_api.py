@@ -46,8 +46,8 @@ def test_import_wattsched_stays_cheap() -> None:
     (numba itself is loaded, to point its cache; see wattsched.core.numba_cache)."""
     code = (
         "import sys, wattsched\n"
-        "heavy = ('wattsched.engine', 'wattsched.api', 'wattsched.predict', 'wattsched.power', 'sklearn', "
-        "'matplotlib')\n"
+        "heavy = ('wattsched.engine', 'wattsched.api', 'wattsched.predict', 'wattsched.power', 'wattsched.campaign', "
+        "'sklearn', 'matplotlib', 'pydantic')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(wattsched.__file__).parent.parent)}

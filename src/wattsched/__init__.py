@@ -24,6 +24,11 @@ Predictors (online: each learns only from the jobs finished before a submission)
     :class:`LastTwoPredictor`, :class:`RuleCascadePredictor`, :class:`OraclePredictor`; by name:
     :func:`make_power_predictor`, :func:`make_runtime_predictor`; evaluated over a workload:
     :func:`run_power_prediction`, :func:`run_runtime_prediction`. :class:`OnlinePredictor` is the protocol.
+Campaigns (grids of runs of any kind, resumable, here, on local processes or on Dask)
+    :func:`load_experiment` reads a campaign file of any kind (power, queue, dispatch, eamc, rmap) and
+    :func:`parse_experiment` its data, into an :class:`Experiment`; :func:`run_experiment` runs what is not done yet
+    and returns a :class:`CampaignRun`; :func:`load_results` collects the finished runs into one table;
+    :class:`CampaignError`: a campaign that cannot run. Status and reports: ``wattsched.campaign.runner``.
 
 The names resolve on first use (PEP 562), so ``import wattsched`` stays cheap and loads neither numba's compiled
 policies nor scikit-learn until they are needed. Everything else lives in the subpackages (``wattsched.workload``,
@@ -74,9 +79,19 @@ _EXPORTS: dict[str, str] = {
     "make_runtime_predictor": "wattsched.predict.run",
     "run_power_prediction": "wattsched.predict.run",
     "run_runtime_prediction": "wattsched.predict.run",
+    "Experiment": "wattsched.core.experiment",
+    "CampaignError": "wattsched.core.store",
+    "load_experiment": "wattsched.campaign.kinds",
+    "parse_experiment": "wattsched.campaign.kinds",
+    "run_experiment": "wattsched.campaign.runner",
+    "load_results": "wattsched.campaign.runner",
+    "CampaignRun": "wattsched.campaign.runner",
 }
 
 __all__ = [
+    "CampaignError",
+    "CampaignRun",
+    "Experiment",
     "GlobalMeanPowerPredictor",
     "HistoryConfig",
     "HistoryPowerPredictor",
@@ -98,10 +113,14 @@ __all__ = [
     "WeeklyMLPowerPredictor",
     "WorkloadError",
     "__version__",
+    "load_experiment",
     "load_platform",
+    "load_results",
     "load_workload",
     "make_power_predictor",
     "make_runtime_predictor",
+    "parse_experiment",
+    "run_experiment",
     "run_policy",
     "run_power_prediction",
     "run_runtime_prediction",
@@ -113,8 +132,12 @@ __all__ = [
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.api import RunOutput, run_policy, workload_window, write_run
+    from wattsched.campaign.kinds import load_experiment, parse_experiment
+    from wattsched.campaign.runner import CampaignRun, load_results, run_experiment
+    from wattsched.core.experiment import Experiment
     from wattsched.core.policy import Policy, View
     from wattsched.core.schema import ReadResult, WorkloadError
+    from wattsched.core.store import CampaignError
     from wattsched.engine.simulate import SimulationError, SimulationResult, simulate
     from wattsched.power.platform import Platform, PowerCapSchedule, load_platform
     from wattsched.power.run import PowerSetup
