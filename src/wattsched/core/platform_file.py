@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 __all__ = [
     "PLATFORM_KINDS",
@@ -47,7 +47,7 @@ PLATFORM_KINDS: dict[str, str] = {
 }
 _SUFFIXES = (".toml", ".yaml", ".yml")
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M")
 
 
 class PlatformFileError(ValueError):
@@ -161,11 +161,11 @@ def read_platform_file(
         raise error(str(exc)) from None
 
 
-def validation_message(source: str, error: ValidationError, what: str = "platform") -> str:
-    """One line: ``<source>: invalid <what>: field 'a.b': why; field 'c': why``."""
+def validation_message(source: str, error: ValidationError, what: str = "platform", prefix: str = "") -> str:
+    """One line: ``<source>: invalid <what>: field 'a.b': why; field 'c': why`` (``prefix`` before each field)."""
     parts = []
     for e in error.errors():
-        field = ".".join(str(p) for p in e["loc"]) or f"({what})"
+        field = prefix + ".".join(str(p) for p in e["loc"]) if e["loc"] else f"({what})"
         parts.append(f"field {field!r}: {e['msg']}")
     return f"{source}: invalid {what}: " + "; ".join(parts)
 
@@ -176,10 +176,12 @@ def validate_platform(
     source: str,
     *,
     what: str = "platform",
+    prefix: str = "",
     error: type[PlatformFileError] = PlatformFileError,
 ) -> M:
-    """Validate ``data`` with a pydantic ``model``; errors become one ``error`` line naming each bad field."""
+    """Validate ``data`` into ``model`` (a pydantic model or a dataclass; pydantic checks the field types and
+    constraints); errors become one ``error`` line naming each bad field, ``prefix`` before it (``socket.``)."""
     try:
-        return model.model_validate(data)
+        return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
-        raise error(validation_message(source, exc, what)) from None
+        raise error(validation_message(source, exc, what, prefix)) from None

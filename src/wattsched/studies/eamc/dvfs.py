@@ -24,10 +24,12 @@ Choices (named, with the spec's resolution as default):
 * Coefficient source: the 6-column energy file when the conf declares it; the power and time files, when also
   present, must agree with it (``verify=True``), because a silent mismatch would mean two different models.
 
-The coefficient matrices are learned model data, not facts of the hardware, and the spec does not reproduce
-them, so :func:`eamc_p1p2` needs the data directory. What is a fact of the paper's evaluation — 512 nodes per
-partition, the CPU models, their frequency ranges — is embedded (:data:`EAMC_HARDWARE`) and checked against the
-files, so pointing the preset at another ``en_conf`` fails loudly instead of simulating other hardware.
+The coefficient matrices are learned model data, not facts of the hardware, and are not published with the paper,
+so :func:`eamc_p1p2` needs the data directory. What is a fact of the paper's evaluation — 512 nodes per partition,
+the CPU models, their frequency ranges — ships as the ``dvfs`` platform file ``platforms/eamc-p1p2.toml``
+(docs/platforms.md) and is checked against the files, so pointing the preset at another ``en_conf`` fails loudly
+instead of simulating other hardware. A user's own partitions are a file of the same format, loaded by the same
+:func:`load_dvfs_platform`.
 """
 
 from __future__ import annotations
@@ -39,17 +41,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from wattsched.core.platform_file import PlatformFileError, read_platform_file, validate_platform
 
 __all__ = [
     "COEFFICIENT_NAMES",
-    "EAMC_HARDWARE",
     "EAMC_NODES",
+    "EAMC_P1P2",
     "DVFSConfigError",
     "DVFSPlatform",
+    "DVFSPlatformFile",
     "ModuleConf",
     "Partition",
+    "PartitionFacts",
     "eamc_p1p2",
     "find_en_conf",
+    "load_dvfs_file",
+    "load_dvfs_platform",
     "load_en_conf",
     "load_partition",
     "read_coefficients",
@@ -58,22 +67,72 @@ __all__ = [
 
 #: Column order of the 6-parameter coefficient rows.
 COEFFICIENT_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
-#: Nodes per partition in the paper's evaluation (§5: "p1: 512 nodes", "p2: 512 nodes").
-EAMC_NODES = 512
-#: Facts of the paper's two public partitions: CPU model, sockets × cores, TDP, frequency range (GHz).
-EAMC_HARDWARE: dict[str, dict[str, object]] = {
-    "p1": {"module_id": "CM", "cpu": "Xeon Platinum 8168", "sockets": 2, "cores_per_socket": 24, "tdp_w": 205,
-           "freq_min": 1.2, "freq_nominal": 2.7},
-    "p2": {"module_id": "ESB", "cpu": "Xeon Gold 6254", "sockets": 2, "cores_per_socket": 18, "tdp_w": 200,
-           "freq_min": 1.2, "freq_nominal": 3.1},
-}  # fmt: skip
 
 _FREQ_DECIMALS = 6  # GHz values are rounded to this many decimals so that 1.2 + 8·0.1 compares equal to 2.0
 _FREQ_TOL = 5e-4  # a frequency given by a caller matches a p-state within 0.5 MHz
 
 
-class DVFSConfigError(ValueError):
+class DVFSConfigError(PlatformFileError):
     """An ``en_conf`` input that cannot be used; the message names the file, the line and why."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Platform files (kind "dvfs")
+# --------------------------------------------------------------------------------------------------------------
+
+
+class PartitionFacts(BaseModel):
+    """One partition of a ``dvfs`` platform file: the hardware facts its coefficient files must match."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    module_id: str = Field(min_length=1, description="the module id of the partition's block in the conf")
+    nodes: int = Field(gt=0)
+    cpu: str = ""
+    sockets: int | None = Field(default=None, gt=0)
+    cores_per_socket: int | None = Field(default=None, gt=0)
+    tdp_w: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="W per socket")
+    freq_min: float = Field(gt=0, allow_inf_nan=False, description="GHz, lowest p-state")
+    freq_nominal: float = Field(gt=0, allow_inf_nan=False, description="GHz, highest non-turbo p-state")
+
+    @model_validator(mode="after")
+    def _range(self) -> PartitionFacts:
+        if self.freq_nominal < self.freq_min:
+            raise ValueError(f"freq_nominal ({self.freq_nominal}) is below freq_min ({self.freq_min})")
+        return self
+
+
+class DVFSPlatformFile(BaseModel):
+    """A platform file of kind ``dvfs``: the partitions (in module order of ``conf``) and the conf's file name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    conf: str = Field(default="2hw.conf", min_length=1)
+    primary: str = ""
+    partitions: tuple[PartitionFacts, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _names(self) -> DVFSPlatformFile:
+        names = [p.name for p in self.partitions]
+        if len(set(names)) != len(names):
+            raise ValueError(f"partition names must be unique, got {names}")
+        if self.primary and self.primary not in names:
+            raise ValueError(f"primary {self.primary!r} is not one of the partitions {names}")
+        return self
+
+
+def load_dvfs_file(name_or_path: str | Path) -> tuple[DVFSPlatformFile, str, Path | None]:
+    """A ``dvfs`` platform file (preset ``eamc-p1p2`` or a path), validated; with its source and folder."""
+    file = read_platform_file(name_or_path, "dvfs", error=DVFSConfigError)
+    return validate_platform(DVFSPlatformFile, file.data, file.source, error=DVFSConfigError), file.source, file.folder
+
+
+#: The paper's p1/p2 facts (``platforms/eamc-p1p2.toml``).
+EAMC_P1P2: DVFSPlatformFile = load_dvfs_file("eamc-p1p2")[0]
+#: Nodes per partition in the paper's evaluation (§5: "p1: 512 nodes", "p2: 512 nodes"): the readers' default.
+EAMC_NODES: int = EAMC_P1P2.partitions[0].nodes
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -600,26 +659,54 @@ def load_en_conf(
     return DVFSPlatform(name=platform_name or conf.stem, partitions=parts)
 
 
-def eamc_p1p2(
-    data_dir: str | Path | None = None, *, nodes: int = EAMC_NODES, reference: float | None = None
+def load_dvfs_platform(
+    name_or_path: str | Path,
+    data_dir: str | Path | None = None,
+    *,
+    nodes: int | None = None,
+    reference: float | None = None,
 ) -> DVFSPlatform:
-    """The paper's p1/p2 system: 512 × 2×Xeon Platinum 8168 (p1, 1.2–2.7 GHz) and 512 × 2×Xeon Gold 6254
-    (p2, 1.2–3.1 GHz), with the public EAR coefficients read from ``data_dir`` (see :func:`find_en_conf`).
+    """The partitions of a ``dvfs`` platform file (a preset such as ``eamc-p1p2``, or a user's TOML/YAML file) with
+    their EAR coefficients, read from the file's ``conf`` in ``data_dir`` (see :func:`find_en_conf`); a user's
+    file may instead keep its conf beside it (``conf`` relative to the file). ``nodes`` overrides every partition's
+    node count; ``reference`` is the reference frequency ([AMBIG-2.1]; None = nominal).
 
-    The files must describe that hardware (module ids CM/ESB, frequency ranges), else :class:`DVFSConfigError`.
+    The conf must describe the file's hardware (module ids, frequency ranges), else :class:`DVFSConfigError`.
     """
-    conf = find_en_conf(data_dir)
-    platform = load_en_conf(conf, nodes=nodes, reference=reference, platform_name="eamc-p1p2")
-    if len(platform) != 2:
-        raise DVFSConfigError(f"{conf}: the p1/p2 preset needs exactly 2 modules, got {len(platform)}")
-    for part in platform:
-        facts = EAMC_HARDWARE[part.name]
-        got = (part.module_id, float(part.pstates[0]), float(part.pstates[-1]))
-        want = (facts["module_id"], facts["freq_min"], facts["freq_nominal"])
-        if got[0] != want[0] or abs(got[1] - want[1]) > _FREQ_TOL or abs(got[2] - want[2]) > _FREQ_TOL:
+    facts, source, folder = load_dvfs_file(name_or_path)
+    beside = folder / facts.conf if folder is not None else None
+    conf = (
+        beside if data_dir is None and beside is not None and beside.is_file() else find_en_conf(data_dir, facts.conf)
+    )
+    modules = read_module_conf(conf)
+    k = len(facts.partitions)
+    if len(modules) != k:
+        raise DVFSConfigError(f"{conf}: {source} needs exactly {k} modules, got {len(modules)}")
+    owner = "the paper's" if folder is None else f"{source}:"
+    for module, want in zip(modules, facts.partitions, strict=True):
+        got = (module.module_id, module.freq_min, module.freq_nom)
+        if (
+            got[0] != want.module_id
+            or abs(got[1] - want.freq_min) > _FREQ_TOL
+            or abs(got[2] - want.freq_nominal) > _FREQ_TOL
+        ):
+            cpu = f" ({want.cpu})" if want.cpu else ""
             raise DVFSConfigError(
-                f"{conf}: partition {part.name} is module {got[0]} with p-states "
-                f"{got[1]:g}–{got[2]:g} GHz; the paper's {part.name} is {want[0]} "
-                f"({facts['cpu']}) with {want[1]:g}–{want[2]:g} GHz"
+                f"{conf}: partition {want.name} is module {got[0]} with p-states {got[1]:g}–{got[2]:g} GHz; "
+                f"{owner} {want.name} is {want.module_id}{cpu} with {want.freq_min:g}–{want.freq_nominal:g} GHz"
             )
-    return platform
+    parts = tuple(
+        load_partition(m, name=f.name, nodes=f.nodes if nodes is None else nodes, reference=reference)
+        for m, f in zip(modules, facts.partitions, strict=True)
+    )
+    return DVFSPlatform(name=facts.name, partitions=parts, primary=facts.primary)
+
+
+def eamc_p1p2(
+    data_dir: str | Path | None = None, *, nodes: int | None = None, reference: float | None = None
+) -> DVFSPlatform:
+    """The paper's p1/p2 system (preset ``eamc-p1p2``): 512 × 2×Xeon Platinum 8168 (p1, 1.2–2.7 GHz) and
+    512 × 2×Xeon Gold 6254 (p2, 1.2–3.1 GHz), with the public EAR coefficients read from ``data_dir`` (see
+    :func:`find_en_conf`); ``nodes`` overrides the 512 nodes per partition.
+    """
+    return load_dvfs_platform("eamc-p1p2", data_dir, nodes=nodes, reference=reference)
