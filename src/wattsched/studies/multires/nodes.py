@@ -182,7 +182,7 @@ class PoolPlatform(BaseModel):
     def pool(
         self, nodes: int | None = None, *, ewt: EwtChoice = "constant", default_ewt: float | None = None
     ) -> NodePool:
-        """A :class:`NodePool` of ``nodes`` nodes (None: all; see :meth:`counts`), expected waiting times per ``ewt``."""
+        """A :class:`NodePool` of ``nodes`` nodes (None: all; see :meth:`counts`), waiting times per ``ewt``."""
         n = self.n_nodes if nodes is None else nodes
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"nodes must be a positive integer, got {n!r}")
