@@ -15,13 +15,8 @@ import wattsched
 from conftest import require_data
 from wattsched.core.platform_file import PLATFORM_KINDS, PlatformFileError, preset_names, read_platform_file
 from wattsched.power.platform import Platform, PowerConfigError, load_platform
-from wattsched.studies.eamc.dvfs import (
-    DVFSConfigError,
-    DVFSPlatformFile,
-    PartitionFacts,
-    eamc_p1p2,
-    load_dvfs_platform,
-)
+from wattsched.studies.eamc.dvfs import DVFSPlatformFile, PartitionFacts, eamc_p1p2, load_dvfs_platform
+from wattsched.studies.eamc.en_conf import DVFSConfigError
 from wattsched.studies.multires.eurora import eurora_pool
 from wattsched.studies.multires.nodes import NodeConfigError, NodeGroup, PoolPlatform, load_pool
 from wattsched.studies.rmap.hardware import (
