@@ -40,6 +40,7 @@ __all__ = [
     "COEFFICIENT_NAMES",
     "EAMC_NODES",
     "EAMC_P1P2",
+    "DVFSConfigError",
     "DVFSPlatform",
     "DVFSPlatformFile",
     "Partition",
