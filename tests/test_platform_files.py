@@ -10,10 +10,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 import wattsched
 from conftest import require_data
-from wattsched.core.platform_file import PLATFORM_KINDS, PlatformFileError, preset_names, read_platform_file
+from wattsched.cli import app
+from wattsched.core.platform_file import (
+    PLATFORM_KINDS,
+    PlatformFileError,
+    platform_kind,
+    preset_names,
+    read_platform_file,
+)
 from wattsched.power.platform import Platform, PowerConfigError, load_platform
 from wattsched.studies.eamc.dvfs import DVFSPlatformFile, PartitionFacts, eamc_p1p2, load_dvfs_platform
 from wattsched.studies.eamc.en_conf import DVFSConfigError
@@ -156,3 +164,20 @@ def test_docs_list_every_field_of_every_kind() -> None:
     ]
     missing = [f for f in fields if not re.search(rf"[`.]{f}` \|", text)]  # a table row: `f` or `table.f`
     assert not missing, f"docs/platforms.md does not document {missing}"
+
+
+def test_cli_lists_the_presets_and_checks_a_file(tmp_path: Path) -> None:
+    runner = CliRunner()
+    listed = runner.invoke(app, ["platforms", "list"])
+    assert listed.exit_code == 0
+    for names in PRESETS.values():
+        assert names[0] in listed.output
+    for name in ("marconi100", "eurora", "eamc-p1p2", "rmap-cab"):
+        shown = runner.invoke(app, ["platforms", "check", name])
+        assert shown.exit_code == 0, shown.output
+    assert "719,880 W" in runner.invoke(app, ["platforms", "check", "marconi100"]).output
+    bad = tmp_path / "bad.toml"
+    bad.write_text('kind = "rmap"\nname = "x"\n')
+    out = runner.invoke(app, ["platforms", "check", str(bad)])
+    assert out.exit_code == 2 and "bad.toml: invalid platform: field 'socket'" in out.output
+    assert platform_kind(bad) == "rmap" and platform_kind("eurora") == "multires"

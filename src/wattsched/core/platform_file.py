@@ -32,6 +32,7 @@ __all__ = [
     "PLATFORM_KINDS",
     "PlatformFile",
     "PlatformFileError",
+    "platform_kind",
     "preset_names",
     "read_platform_file",
     "validate_platform",
@@ -159,6 +160,26 @@ def read_platform_file(
         if error is PlatformFileError or isinstance(exc, error):
             raise
         raise error(str(exc)) from None
+
+
+def platform_kind(name_or_path: str | Path) -> str:
+    """The kind of a preset (by name) or of a file (its ``kind`` field; ``power`` when it has none)."""
+    if isinstance(name_or_path, str):
+        for kind in PLATFORM_KINDS:
+            if name_or_path in preset_names(kind):
+                return kind
+    path = Path(name_or_path)
+    if not path.is_file():
+        every = sorted(name for kind in PLATFORM_KINDS for name in preset_names(kind))
+        raise PlatformFileError(f"{name_or_path}: neither a platform preset ({every}) nor a file")
+    suffix = path.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise PlatformFileError(f"{path}: unknown platform file type {suffix!r} (expected .toml, .yaml or .yml)")
+    data = _parse(path.read_text(encoding="utf-8"), suffix, str(path))
+    kind = data.get("kind", "power") if isinstance(data, dict) else "power"
+    if kind not in PLATFORM_KINDS:
+        raise PlatformFileError(f"{path}: field 'kind': {kind!r} is not one of {sorted(PLATFORM_KINDS)}")
+    return str(kind)
 
 
 def validation_message(source: str, error: ValidationError, what: str = "platform", prefix: str = "") -> str:
