@@ -181,3 +181,17 @@ def test_cli_lists_the_presets_and_checks_a_file(tmp_path: Path) -> None:
     out = runner.invoke(app, ["platforms", "check", str(bad)])
     assert out.exit_code == 2 and "bad.toml: invalid platform: field 'socket'" in out.output
     assert platform_kind(bad) == "rmap" and platform_kind("eurora") == "multires"
+
+
+def test_eamc_run_takes_a_platform_file(tmp_path: Path) -> None:
+    en_conf = require_data("eamc/en_conf/2hw.conf").parent
+    text = resources.files(PLATFORM_KINDS["dvfs"]).joinpath("platforms", "eamc-p1p2.toml").read_text()
+    double = tmp_path / "double.toml"
+    double.write_text(text.replace('name = "eamc-p1p2"', 'name = "double"').replace("nodes = 512", "nodes = 1024"))
+    runner = CliRunner()
+    base = ["eamc", "run", "--jobs", "200", "--data-dir", str(en_conf)]
+    ran = runner.invoke(app, [*base, "--output", str(tmp_path / "d"), "--platform", str(double)])
+    assert ran.exit_code == 0, ran.output
+    assert "200 jobs" in ran.output and (tmp_path / "d" / "jobs.parquet").is_file()
+    wrong = runner.invoke(app, [*base, "--output", str(tmp_path / "w"), "--platform", "rmap-cab"])
+    assert wrong.exit_code == 2 and "a 'rmap' platform preset, but a 'dvfs' platform is needed" in wrong.output
