@@ -19,6 +19,7 @@ from wattsched.core.platform_file import (
     PLATFORM_KINDS,
     PlatformFileError,
     platform_kind,
+    preset_file,
     preset_names,
     read_platform_file,
 )
@@ -45,8 +46,9 @@ def test_every_preset_is_package_data_inside_the_package() -> None:
     for kind, names in PRESETS.items():
         assert preset_names(kind) == names
         for name in names:
-            entry = resources.files(PLATFORM_KINDS[kind]).joinpath("platforms", f"{name}.toml")
+            entry = preset_file(name, kind)
             assert entry.is_file() and package in Path(str(entry)).resolve().parents
+            assert entry == resources.files("wattsched").joinpath(*PLATFORM_KINDS[kind].split("/"), f"{name}.toml")
             file = read_platform_file(name, kind)
             assert file.kind == kind and file.folder is None and file.description
 
@@ -55,7 +57,7 @@ def test_a_preset_and_its_copy_load_alike(tmp_path: Path) -> None:
     """A user's file with a preset's content gives the same machine: one reader, one validation."""
     for kind, name in (("power", "marconi100"), ("multires", "eurora"), ("rmap", "rmap-cab")):
         copy = tmp_path / f"{name}.toml"
-        copy.write_text(resources.files(PLATFORM_KINDS[kind]).joinpath("platforms", f"{name}.toml").read_text())
+        copy.write_text(preset_file(name, kind).read_text())
         if kind == "power":
             assert load_platform(copy) == load_platform(name)
         elif kind == "multires":
@@ -101,7 +103,7 @@ def test_errors_are_one_line_naming_file_and_field(tmp_path: Path) -> None:
         load_pool(pool)
 
     rmap = tmp_path / "m.toml"
-    text = resources.files(PLATFORM_KINDS["rmap"]).joinpath("platforms", "rmap-cab.toml").read_text()
+    text = preset_file("rmap-cab", "rmap").read_text()
     rmap.write_text(text.replace("alpha = 2.6", "alpha = -1"))
     with pytest.raises(RmapConfigError, match=r"m\.toml: invalid platform: field 'socket\.alpha': .*greater than 0"):
         load_rmap_platform(rmap)
@@ -136,7 +138,7 @@ def test_user_dvfs_file_with_its_conf_beside_it(tmp_path: Path) -> None:
     en_conf = require_data("eamc/en_conf/2hw.conf").parent
     shutil.copy(en_conf / "2hw.conf", tmp_path / "2hw.conf")
     (tmp_path / "2hw").symlink_to(en_conf / "2hw")
-    text = resources.files(PLATFORM_KINDS["dvfs"]).joinpath("platforms", "eamc-p1p2.toml").read_text()
+    text = preset_file("eamc-p1p2", "dvfs").read_text()
     mine = tmp_path / "half.toml"
     mine.write_text(text.replace('name = "eamc-p1p2"', 'name = "half"').replace("nodes = 512", "nodes = 256"))
     half = load_dvfs_platform(mine)
@@ -185,7 +187,7 @@ def test_cli_lists_the_presets_and_checks_a_file(tmp_path: Path) -> None:
 
 def test_eamc_run_takes_a_platform_file(tmp_path: Path) -> None:
     en_conf = require_data("eamc/en_conf/2hw.conf").parent
-    text = resources.files(PLATFORM_KINDS["dvfs"]).joinpath("platforms", "eamc-p1p2.toml").read_text()
+    text = preset_file("eamc-p1p2", "dvfs").read_text()
     double = tmp_path / "double.toml"
     double.write_text(text.replace('name = "eamc-p1p2"', 'name = "double"').replace("nodes = 512", "nodes = 1024"))
     runner = CliRunner()

@@ -12,8 +12,8 @@ A platform file is a TOML (or YAML) table whose ``kind`` says which machine mode
 
 The presets are package data (``platforms/<name>.toml`` beside the module that models their kind) read through
 :mod:`importlib.resources`, so a preset and a user's file take the same path through :func:`read_platform_file`
-and the same validation: a preset is only a file that ships with the package. This module knows the kinds by
-their package names (strings), not by importing them, so it stays at the bottom layer.
+and the same validation: a preset is only a file that ships with the package. This module knows where each kind's
+presets are (folders of the package), not the modules that model them, so it stays at the bottom layer.
 
 Every error is a :class:`PlatformFileError` of one line that names the file, the field and why.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,18 +34,21 @@ __all__ = [
     "PlatformFile",
     "PlatformFileError",
     "platform_kind",
+    "preset_file",
     "preset_names",
     "read_platform_file",
     "validate_platform",
     "validation_message",
 ]
 
-#: Each kind of platform file and the package whose ``platforms/`` folder holds its presets.
+#: Each kind of platform file and the folder of its presets inside the ``wattsched`` package: beside the module
+#: that models the kind. Found through :mod:`importlib.resources` on the top package, so finding a preset imports
+#: no study.
 PLATFORM_KINDS: dict[str, str] = {
-    "power": "wattsched.power",
-    "multires": "wattsched.studies.multires",
-    "dvfs": "wattsched.studies.eamc",
-    "rmap": "wattsched.studies.rmap",
+    "power": "power/platforms",
+    "multires": "studies/multires/platforms",
+    "dvfs": "studies/eamc/platforms",
+    "rmap": "studies/rmap/platforms",
 }
 _SUFFIXES = (".toml", ".yaml", ".yml")
 
@@ -71,8 +75,15 @@ class PlatformFile:
     description: str = ""
 
 
-def _preset_folder(kind: str) -> Any:
-    return resources.files(PLATFORM_KINDS[kind]).joinpath("platforms")
+def _preset_folder(kind: str) -> Traversable:
+    return resources.files("wattsched").joinpath(*PLATFORM_KINDS[kind].split("/"))
+
+
+def preset_file(name: str, kind: str) -> Traversable:
+    """The package data file of the preset ``name`` of ``kind`` (e.g. to copy it as the start of your own)."""
+    if name not in preset_names(kind):
+        raise PlatformFileError(f"{name}: not a {kind} platform preset ({preset_names(kind)})")
+    return _preset_folder(kind).joinpath(f"{name}.toml")
 
 
 def preset_names(kind: str) -> list[str]:
