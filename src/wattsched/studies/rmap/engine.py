@@ -52,7 +52,7 @@ def simulate_rmap(
         raise ValueError(f"an RMAP workload needs column(s) {needed}")
     if policy.data == "model" and model is None:
         raise ValueError(f"{policy.name} plans with the model: pass model= (see fit_config_model)")
-    plan = model if policy.data == "model" else oracle
+    plan = model if policy.data == "model" and model is not None else oracle  # (a missing model raised above)
     jobs = jobs.sort("submit_time", "job_id", maintain_order=True)
     n = jobs.height
     submit = jobs["submit_time"].to_numpy().astype(np.float64)

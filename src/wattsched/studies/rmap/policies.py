@@ -28,7 +28,7 @@ applies its starts.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,10 +127,10 @@ def decide(
     elif policy.kind == "naive" or p_job <= p_avail + _EPS:
         idx = naive_config(table, p_job)
     else:
-        idx = table.fastest(p_avail + _EPS, nodes_avail)
-        if idx is None or table.time[idx] > (1.0 + policy.threshold) * t_req:
+        fallback = table.fastest(p_avail + _EPS, nodes_avail)
+        if fallback is None or table.time[fallback] > (1.0 + policy.threshold) * t_req:
             return None
-        return idx
+        return fallback
     return idx if table.nodes[idx] <= nodes_avail and table.power[idx] <= p_avail + _EPS else None
 
 
@@ -183,7 +183,7 @@ def easy_pass(
     n_req: np.ndarray,
     t_req: np.ndarray,
     p_job: np.ndarray,
-    running: Sequence[Running],
+    running: Iterable[Running],
     free_nodes: int,
     free_power: float,
     p_cluster: float,
@@ -194,7 +194,7 @@ def easy_pass(
     running jobs; ``free_nodes``/``free_power`` what they leave (``P_avail``). The jobs started in the pass take
     their nodes and power at once, so each later decision sees what is left. See the module docstring.
     """
-    running = list(running)
+    holding = list(running)
     starts: list[Start] = []
     offers: dict[int, tuple[float, float]] = {}
     shadow, extra_nodes, extra_power = math.inf, 0, 0.0
@@ -206,7 +206,7 @@ def easy_pass(
         planned_end = now + max(float(t_req[j]), float(table.time[idx]))
         power = float(table.power[idx])
         starts.append(Start(j, idx, planned_end, avail))
-        running.append(Running(planned_end, j, int(table.nodes[idx]), power))
+        holding.append(Running(planned_end, j, int(table.nodes[idx]), power))
         free_nodes -= int(table.nodes[idx])
         free_power -= power
 
@@ -227,7 +227,7 @@ def easy_pass(
             blocked = True
             res = reservation_config(policy, table, int(n_req[j]), float(p_job[j]), p_cluster)
             shadow, extra_nodes, extra_power = reserve(
-                now, running, free_nodes, free_power, int(table.nodes[res]), float(table.power[res])
+                now, holding, free_nodes, free_power, int(table.nodes[res]), float(table.power[res])
             )
             continue
         if idx is None:
