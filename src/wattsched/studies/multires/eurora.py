@@ -140,13 +140,14 @@ def eurora_pool(
     *,
     nodes: int = 64,
     ewt: EwtChoice = "constant",
-    default_ewt: float = DEFAULT_EWT,
+    default_ewt: float | None = None,
 ) -> NodePool:
     """The Eurora machine: built in (``config_dir=None``) or read from a ``system_configs`` directory.
 
     ``nodes`` picks ``nodes_#<nodes>`` in the directory (8, 32, 64 exist); built in, any count up to 64 with the
     files' half-MIC, half-GPU layout. ``ewt`` sets the expected waiting time per queue (see the module docstring);
-    ``pool.queues["default"]`` is ``default_ewt`` unless the dict names it.
+    ``pool.queues["default"]`` is ``default_ewt`` (None: the preset's, :data:`DEFAULT_EWT`) unless the dict names
+    it.
     """
     if isinstance(nodes, bool) or not isinstance(nodes, int | np.integer) or nodes < 1:
         raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
@@ -171,5 +172,5 @@ def eurora_pool(
         node_ids=pool.node_ids,
         reserved=pool.reserved,
         necessary=pool.necessary,
-        queues=ewt_table(ewt, queues, default_ewt),
+        queues=ewt_table(ewt, queues, DEFAULT_EWT if default_ewt is None else default_ewt),
     )
