@@ -110,6 +110,8 @@ def simulate_rmap(
         while i < n and submit[i] <= now:
             queue.append(i)
             i += 1
+        if not queue:
+            continue
         decided = easy_pass(
             policy, now, queue, tables, n_req, t_req, p_job, holding.values(), free_nodes, free_power, p_cluster
         )

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -144,10 +145,9 @@ def reservation_config(policy: RMAPPolicy, table: ConfigTable, n_req: int, p_job
 # ------------------------------------------------------------------------------------------------------ the pass
 
 
-@dataclass(frozen=True)
-class Running:
+class Running(NamedTuple):
     """A running job as a pass sees it: its planned end (``start + max(t_req, planned time)``), its index, and
-    the nodes and power it holds."""
+    the nodes and power it holds. (Named tuples: a pass makes many, and they are cheap to build.)"""
 
     planned_end: float
     job: int
@@ -155,8 +155,7 @@ class Running:
     power: float
 
 
-@dataclass(frozen=True)
-class Start:
+class Start(NamedTuple):
     """A start decided by a pass: the job, its configuration (index in its table), its planned end and the free
     power the decision was made against (Adaptive below its fair share, ``P_job > avail``, started power-aware)."""
 
