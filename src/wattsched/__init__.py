@@ -8,8 +8,8 @@ Workloads
     CSV or SWF, each read back by ``load_workload``. :class:`WorkloadError`: input that cannot be read.
 Simulation
     :func:`simulate` runs a policy (a registered name or your own :class:`Policy`, which sees a read-only
-    :class:`View`) on the compiled event loop and returns a :class:`SimulationResult`; :class:`SimulationError`
-    reports an invalid workload or decision.
+    :class:`View`; :class:`PolicyBase` gives its optional members their defaults) on the compiled event loop and
+    returns a :class:`SimulationResult`; :class:`SimulationError` reports an invalid workload or decision.
 Runs (what ``wattsched simulate`` does)
     :func:`run_policy` reads, simulates, adds the job and system metrics and, with a :class:`PowerSetup`, the power
     timeline and metrics, into a :class:`RunOutput`; :func:`write_run` writes it; :func:`workload_window` cuts
@@ -23,7 +23,8 @@ Predictors (online: each learns only from the jobs finished before a submission)
     (:class:`MLPowerConfig`), :class:`GlobalMeanPowerPredictor`; runtime: :class:`WalltimePredictor`,
     :class:`LastTwoPredictor`, :class:`RuleCascadePredictor`, :class:`OraclePredictor`; by name:
     :func:`make_power_predictor`, :func:`make_runtime_predictor`; evaluated over a workload:
-    :func:`run_power_prediction`, :func:`run_runtime_prediction`. :class:`OnlinePredictor` is the protocol.
+    :func:`run_power_prediction`, :func:`run_runtime_prediction`. :class:`OnlinePredictor` is the protocol,
+    :class:`PredictorBase` a base class with the optional members' defaults.
 Campaigns (grids of runs of any kind, resumable, here, on local processes or on Dask)
     :func:`load_experiment` reads a campaign file of any kind (power, queue, dispatch, eamc, rmap) and
     :func:`parse_experiment` its data, into an :class:`Experiment`; :func:`run_experiment` runs what is not done yet
@@ -57,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "SimulationError": "wattsched.engine.simulate",
     "Policy": "wattsched.core.policy",
     "View": "wattsched.core.policy",
+    "PolicyBase": "wattsched.core.policy",
     "run_policy": "wattsched.api",
     "write_run": "wattsched.api",
     "workload_window": "wattsched.api",
@@ -65,7 +67,8 @@ _EXPORTS: dict[str, str] = {
     "PowerCapSchedule": "wattsched.power.platform",
     "load_platform": "wattsched.power.platform",
     "PowerSetup": "wattsched.power.run",
-    "OnlinePredictor": "wattsched.predict.online",
+    "OnlinePredictor": "wattsched.core.predictor",
+    "PredictorBase": "wattsched.core.predictor",
     "HistoryConfig": "wattsched.predict.power_history",
     "HistoryPowerPredictor": "wattsched.predict.power_history",
     "MLPowerConfig": "wattsched.predict.power_ml",
@@ -101,8 +104,10 @@ __all__ = [
     "OraclePredictor",
     "Platform",
     "Policy",
+    "PolicyBase",
     "PowerCapSchedule",
     "PowerSetup",
+    "PredictorBase",
     "ReadResult",
     "RuleCascadePredictor",
     "RunOutput",
@@ -135,13 +140,13 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.campaign.kinds import load_experiment, parse_experiment
     from wattsched.campaign.runner import CampaignRun, load_results, run_experiment
     from wattsched.core.experiment import Experiment
-    from wattsched.core.policy import Policy, View
+    from wattsched.core.policy import Policy, PolicyBase, View
+    from wattsched.core.predictor import OnlinePredictor, PredictorBase
     from wattsched.core.schema import ReadResult, WorkloadError
     from wattsched.core.store import CampaignError
     from wattsched.engine.simulate import SimulationError, SimulationResult, simulate
     from wattsched.power.platform import Platform, PowerCapSchedule, load_platform
     from wattsched.power.run import PowerSetup
-    from wattsched.predict.online import OnlinePredictor
     from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
     from wattsched.predict.power_ml import GlobalMeanPowerPredictor, MLPowerConfig, WeeklyMLPowerPredictor
     from wattsched.predict.run import (
