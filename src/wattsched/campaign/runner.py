@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from wattsched.api import run_policy
 from wattsched.campaign.spec import (
     LEGACY_POST_WINDOW_CAP,
     CampaignError,
@@ -37,6 +38,16 @@ from wattsched.campaign.spec import (
     workload_variants,
 )
 from wattsched.core.executors import check_executor, map_tasks
+from wattsched.core.schema import ReadResult
+from wattsched.engine.windows import WindowSpec, cut_windows
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.platform import PowerCapSchedule, load_platform
+from wattsched.power.run import PowerSetup
+from wattsched.predict.power_history import HistoryConfig
+from wattsched.predict.run import run_power_prediction
+from wattsched.workload.generate import generate_lublin, generate_m100like
+from wattsched.workload.load import load_workload
+from wattsched.workload.tableio import write_table
 
 #: Result fields that depend on the machine, not on the run (left out when comparing result sets).
 TIMING_FIELDS = ("elapsed_s", "simulation_s", "worker")
@@ -54,8 +65,6 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _atomic_parquet(frame: pl.DataFrame, path: Path, provenance: Any = None) -> None:
-    from wattsched.workload.tableio import write_table
-
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.parquet")
     write_table(frame, tmp, provenance=provenance)
     os.replace(tmp, path)
@@ -72,16 +81,10 @@ def load_workload_spec(wl: WorkloadSpec, seed: int):
     """The workload of ``wl`` for grid seed ``seed``: read from its file, or generated with its seed offset by
     ``seed`` (before windows are cut)."""
     if wl.path is not None:
-        from wattsched.workload.load import load_workload
-
         return load_workload(wl.path, machine_size=wl.machine_size)
     g = wl.generate
     if g.model == "m100":
-        from wattsched.workload.generate import generate_m100like
-
         return generate_m100like(g.jobs, seed=g.seed + seed, target_load=g.target_load)
-    from wattsched.workload.generate import generate_lublin
-
     if g.machine_size is None:
         raise CampaignError(f"workload {wl.name!r}: the lublin generator needs machine_size")
     return generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
@@ -90,12 +93,6 @@ def load_workload_spec(wl: WorkloadSpec, seed: int):
 def prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
     """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
     window ids."""
-    from wattsched.core.schema import ReadResult
-    from wattsched.engine.windows import WindowSpec, cut_windows
-    from wattsched.power.platform import load_platform
-    from wattsched.predict.power_history import HistoryConfig
-    from wattsched.predict.run import run_power_prediction
-
     read = load_workload_spec(wl, seed)
     size = wl.machine_size or read.provenance.machine_size
     if "predicted" in spec.grid.sources:
@@ -160,12 +157,6 @@ def prepare(spec: CampaignSpec, out: Path, *, log: Callable[[str], None] = lambd
 
 def execute_run(run: dict[str, Any], out_dir: str) -> dict[str, Any]:
     """Simulate one run of the manifest, write ``results/<id>.json`` atomically and return the result row."""
-    from wattsched.api import run_policy
-    from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PowerCapSchedule, load_platform
-    from wattsched.power.run import PowerSetup
-    from wattsched.workload.load import load_workload
-
     t0 = time.perf_counter()
     out = Path(out_dir)
     read = load_workload(out / "workloads" / f"{run['workload']}.parquet")

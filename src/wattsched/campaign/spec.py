@@ -41,6 +41,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
@@ -226,8 +227,6 @@ def read_spec_file(path: str | Path) -> Any:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            import yaml
-
             data = yaml.safe_load(text)
         elif path.suffix == ".json":
             data = json.loads(text)

@@ -7,7 +7,9 @@ Local pools use the ``spawn`` start method (no fork after Numba or Polars thread
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -46,9 +48,6 @@ def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool
         for item in items:
             yield fn(item)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         if ordered:
@@ -66,7 +65,7 @@ def _dask(
     ordered: bool,
     keys: Sequence[str] | None,
 ) -> Iterator[R]:
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster, as_completed  # heavy (Dask), only with this executor
 
     cluster = None
     if address is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CapBasis = Literal["dynamic", "total"]
@@ -102,7 +103,7 @@ def platform_from_dict(data: dict[str, Any], source: str = "<dict>") -> Platform
 def load_platform(name_or_path: str | Path | Platform) -> Platform:
     """A preset by name (``marconi100``) or a TOML/YAML file, validated.
 
-    The file holds the fields at top level or under a ``[platform]`` table. YAML needs PyYAML, which is optional.
+    The file holds the fields at top level or under a ``[platform]`` table.
     """
     if isinstance(name_or_path, Platform):
         return name_or_path
@@ -119,10 +120,6 @@ def load_platform(name_or_path: str | Path | Platform) -> Platform:
         except tomllib.TOMLDecodeError as error:
             raise PowerConfigError(f"{path}: not valid TOML: {error}") from None
     elif suffix in {".yaml", ".yml"}:
-        try:
-            import yaml  # type: ignore[import-untyped]
-        except ImportError:
-            raise PowerConfigError(f"{path}: reading YAML needs PyYAML (pip install pyyaml); or use TOML") from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as error:

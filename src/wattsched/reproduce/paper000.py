@@ -18,6 +18,9 @@ table in :mod:`wattsched.reproduce.paper000_claims`.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -26,7 +29,18 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.campaign.spec import CampaignSpec, GridSpec, WindowsSpec, expand_runs, parse_spec
+from wattsched.campaign.runner import (
+    MANIFEST,
+    load_results,
+    load_workload_spec,
+    prepare_workload,
+    run_campaign,
+    spec_hash,
+)
+from wattsched.campaign.spec import CampaignSpec, GridSpec, WindowsSpec, expand_runs, parse_spec, workload_variants
+from wattsched.core.executors import map_tasks
+from wattsched.engine.windows import WindowSpec, cut_windows
+from wattsched.reproduce.paper000_claims import compute_claims
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
 
 #: The 11 estimators of §6.4: naive (own source) + 5 checks × {real, predicted}.
@@ -113,9 +127,6 @@ def campaign_data(setting: Setting, seeds: tuple[int, ...], experiment: str) -> 
 def windows_of(setting: Setting, seed: int) -> list[Any]:
     """The windows (``ReadResult`` each) that the reproduction's campaigns run for ``seed``, without predictions:
     the one construction shared by ``reproduce 000``, the power-shape tests and the docs."""
-    from wattsched.campaign.runner import load_workload_spec
-    from wattsched.engine.windows import WindowSpec, cut_windows
-
     spec = parse_spec(campaign_data(setting, (seed,), "estimators"))
     wl = spec.workloads[0]
     read = load_workload_spec(wl, seed)
@@ -137,8 +148,6 @@ def grid_size(spec: CampaignSpec) -> dict[str, int]:
 
 
 def _variants(spec: CampaignSpec) -> list[tuple[Any, int, str]]:
-    from wattsched.campaign.spec import workload_variants
-
     return workload_variants(spec)
 
 
@@ -176,8 +185,6 @@ def toml_text(data: dict[str, Any]) -> str:
 
 def _prepare_variant(item: tuple[dict[str, Any], int, str, str]) -> tuple[str, list[str]]:
     """Generate, predict and cut one workload variant (one seed) of a campaign: a picklable task."""
-    from wattsched.campaign.runner import prepare_workload
-
     data, seed, name, out = item
     spec = parse_spec(data)
     return name, prepare_workload(spec, spec.workloads[0], seed, name, Path(out))
@@ -188,14 +195,6 @@ def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], work
     prepared in parallel, and once: §6.6 runs "the same workloads as the previous sections", so the policies
     campaign gets the estimators campaign's window files (hard links) and its own manifest. Rerunning either TOML
     file with ``wattsched campaign run`` regenerates the same windows (generation and cutting are seeded)."""
-    import json
-    import os
-    import shutil
-
-    from wattsched.campaign.runner import MANIFEST, spec_hash
-    from wattsched.campaign.spec import workload_variants
-    from wattsched.core.executors import map_tasks
-
     if all((dirs[e] / MANIFEST).exists() for e in datas):
         return
     first = next(iter(datas))
@@ -231,8 +230,6 @@ def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], work
 def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFrame, dict[str, CampaignSpec]]:
     """Write both campaign files, prepare them (seeds in parallel), run them with ``ctx.workers`` processes and
     return every finished run (with an ``experiment`` column) and the specs."""
-    from wattsched.campaign.runner import load_results, run_campaign
-
     specs, dirs, datas = {}, {}, {}
     for experiment, filename in (("estimators", "campaign.toml"), ("policies", "campaign-policies.toml")):
         data = campaign_data(setting, ctx.seeds, experiment)
@@ -268,8 +265,6 @@ class _Progress:
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """Run both campaigns, draw Figs. 3–7, compute every claim C000-01…28."""
-    from wattsched.reproduce.paper000_claims import compute_claims
-
     setting = QUICK if ctx.quick else FULL
     t0 = time.perf_counter()
     results, specs = run_experiments(ctx, setting)
@@ -303,7 +298,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
 def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
     """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks) and Fig. 7
     (the four policies), PNG and SVG, in ``out/figures``."""
-    from wattsched.report.figures import plot_metric, plot_policies
+    from wattsched.report.figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
 
     folder = out / "figures"
     est = results.filter(pl.col("experiment") == "estimators")

@@ -23,14 +23,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from wattsched.campaign.runner import _atomic_parquet, _atomic_write, done_ids
 from wattsched.campaign.spec import run_id
 from wattsched.core.executors import map_tasks
-from wattsched.studies.eamc.dvfs import DVFSPlatform
-from wattsched.studies.eamc.energy_model import AppDB
+from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
+from wattsched.studies.eamc.energy_model import AppDB, eamc_appdb
 from wattsched.studies.eamc.engine import simulate_partitioned
 from wattsched.studies.eamc.policies import EAMC_POLICIES, EAMCOptions, build_entries
+from wattsched.studies.eamc.workloads import generate_eamc_workload
 
 METRICS = ("makespan", "mean_response", "sum_energy", "sum_runtime")
 
@@ -142,10 +144,6 @@ def grid_runs(
 
 def execute_eamc_run(run: dict[str, Any], out_dir: str, data_dir: str | None) -> dict[str, Any]:
     """One grid run: generate the workload, simulate, write the jobs then (atomically, last) the summary."""
-    from wattsched.studies.eamc.dvfs import eamc_p1p2
-    from wattsched.studies.eamc.energy_model import eamc_appdb
-    from wattsched.studies.eamc.workloads import generate_eamc_workload
-
     t0 = time.perf_counter()
     platform = eamc_p1p2(data_dir)
     appdb = eamc_appdb(data_dir, platform)
@@ -282,8 +280,6 @@ def _bars(ax: Any, frame: pl.DataFrame, groups: list[str], policies: list[str], 
 
 
 def _legend(fig: Figure, policies: list[str]) -> None:
-    from matplotlib.patches import Patch
-
     handles = [Patch(color=POLICY_STYLE[p][0], label=POLICY_STYLE[p][1]) for p in policies]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False, fontsize=8)
 

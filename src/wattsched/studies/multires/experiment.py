@@ -37,7 +37,11 @@ from pydantic import Field, field_validator
 from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write, done_ids
 from wattsched.campaign.spec import CampaignError, StrictModel, run_id, validate_spec
 from wattsched.core.executors import check_executor, map_tasks
-from wattsched.studies.multires.dispatchers import DISPATCHERS
+from wattsched.predict.runtime import make_runtime_predictor
+from wattsched.studies.multires.cph import CPHOptions
+from wattsched.studies.multires.dispatchers import DISPATCHERS, make_dispatcher
+from wattsched.studies.multires.engine import simulate_multires
+from wattsched.studies.multires.eurora import eurora_pool
 from wattsched.studies.multires.metrics import (
     CLASSES,
     add_slowdown,
@@ -46,6 +50,7 @@ from wattsched.studies.multires.metrics import (
     queue_seconds,
     weighted_quantiles,
 )
+from wattsched.workload.eurora import read_eurora
 
 ESTIMATES = ("walltime", "rules", "real")
 MANIFEST = "manifest.json"
@@ -130,13 +135,6 @@ def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str
 
 def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
     """One run: simulate, write jobs, timeline and (last) the summary; returns the summary."""
-    from wattsched.predict.runtime import make_runtime_predictor
-    from wattsched.studies.multires.cph import CPHOptions
-    from wattsched.studies.multires.dispatchers import make_dispatcher
-    from wattsched.studies.multires.engine import simulate_multires
-    from wattsched.studies.multires.eurora import eurora_pool
-    from wattsched.workload.eurora import read_eurora
-
     spec = DispatchSpec.model_validate(spec_data)
     t0 = time.perf_counter()
     jobs, rejects, _ = read_eurora(run["instance"])
@@ -220,8 +218,6 @@ class WarmStart:
 @lru_cache(maxsize=2)
 def _history(paths: tuple[str, ...]) -> pl.DataFrame:
     """The distinct jobs of the history instances (read once per worker process)."""
-    from wattsched.workload.eurora import read_eurora
-
     jobs, _, _ = read_eurora(list(paths))
     return jobs
 

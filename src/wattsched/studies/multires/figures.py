@@ -28,6 +28,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MultipleLocator, NullFormatter, ScalarFormatter
 
+from wattsched.core.schema import sort_queue_order
+from wattsched.predict.runtime import predict_runtime
 from wattsched.studies.multires.dispatchers import DISPATCHERS
 from wattsched.studies.multires.experiment import (
     ESTIMATES,
@@ -39,6 +41,7 @@ from wattsched.studies.multires.experiment import (
     queue_distributions,
 )
 from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, weighted_quantiles
+from wattsched.workload.eurora import read_eurora
 
 ESTIMATE_COLOURS = {"walltime": "#4c72b0", "rules": "#dd8452", "real": "#55a868"}
 #: One colour per dispatcher in every panel; the estimate is the shade.
@@ -71,10 +74,6 @@ def _save(fig: Figure, out: Path, name: str) -> list[Path]:
 
 def prediction_errors(directory: Path) -> pl.DataFrame:
     """Per distinct job of the campaign's instances: absolute error (s) of the rules and of the walltime."""
-    from wattsched.core.schema import sort_queue_order
-    from wattsched.predict.runtime import predict_runtime
-    from wattsched.workload.eurora import read_eurora
-
     manifest = json.loads((directory / MANIFEST).read_text())
     spec = parse_dispatch_spec(manifest["spec"])
     files = [str(f) for f in instance_files(spec)]
