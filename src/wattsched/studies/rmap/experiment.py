@@ -131,7 +131,7 @@ def rmap_run_means(jobs: pl.DataFrame) -> pl.DataFrame:
 def write_rmap_report(jobs: pl.DataFrame, decisions: pl.DataFrame, out: str | Path) -> list[Path]:
     """``summary.csv`` and the Figs. 8–15 equivalents (PNG and SVG, :mod:`wattsched.studies.rmap.figures`).
     ``decisions`` is kept for callers; Fig. 14 is drawn from the jobs' starts and ends (a step function)."""
-    from wattsched.studies.rmap.figures import write_rmap_figures  # matplotlib: only when drawing
+    from wattsched.studies.rmap.figures import write_rmap_figures  # matplotlib; figures imports this module
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
