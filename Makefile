@@ -39,7 +39,7 @@ lint: $(STAMP) layers
 # The import contracts of pyproject.toml ([tool.importlinter]): layers import downward only, no study imports
 # another, the compute layers import no plotting library.
 layers: $(STAMP)
-	PYTHONPATH=src $(BIN)/lint-imports
+	PYTHONPATH=src $(BIN)/lint-imports --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -20,7 +20,7 @@ LINT = "from importlinter.cli import lint_imports_command; lint_imports_command(
 def _lint(src: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` with the repository's contracts over the package found in ``src``."""
     env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, "-c", LINT, "--config", str(ROOT / "pyproject.toml"), "--no-cache"]
+    command = [sys.executable, "-c", LINT, str(ROOT / "pyproject.toml"), "--no-cache", "--no-logo"]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
