@@ -55,16 +55,6 @@ def test_planted_study_edge_breaks_independence(tmp_path: Path) -> None:
     assert "No study imports another study BROKEN" in run.stdout
 
 
-#: Private names imported across packages today (removed by the experiment contract); delete an entry once its
-#: import is gone.
-KNOWN_PRIVATE = {
-    ("wattsched.studies.eamc.experiment", "wattsched.campaign.runner._atomic_parquet"),
-    ("wattsched.studies.eamc.experiment", "wattsched.campaign.runner._atomic_write"),
-    ("wattsched.studies.multires.experiment", "wattsched.campaign.runner._atomic_parquet"),
-    ("wattsched.studies.multires.experiment", "wattsched.campaign.runner._atomic_write"),
-}
-
-
 def _room(module: str) -> str:
     """The package a module lives in (a study counts as its own package)."""
     parts = module.split(".")
@@ -81,5 +71,4 @@ def test_no_private_name_crosses_a_package() -> None:
                 for alias in node.names:
                     if alias.name.startswith("_") and _room(node.module) != _room(module):
                         found.add((module, f"{node.module}.{alias.name}"))
-    assert found - KNOWN_PRIVATE == set(), "private names imported from another package"
-    assert KNOWN_PRIVATE - found == set(), "these imports are gone: delete them from KNOWN_PRIVATE"
+    assert found == set(), "private names imported from another package"

@@ -18,7 +18,6 @@ table in :mod:`wattsched.reproduce.paper000_claims`.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -29,16 +28,19 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.campaign.runner import (
-    MANIFEST,
-    load_results,
-    load_workload_spec,
-    prepare_workload,
-    run_campaign,
-    spec_hash,
+from wattsched.campaign.power import prepare_workload, spec_hash
+from wattsched.campaign.runner import load_results, run_experiment
+from wattsched.campaign.spec import (
+    CampaignSpec,
+    GridSpec,
+    WindowsSpec,
+    expand_runs,
+    parse_spec,
+    workload_variants,
 )
-from wattsched.campaign.spec import CampaignSpec, GridSpec, WindowsSpec, expand_runs, parse_spec, workload_variants
+from wattsched.campaign.workloads import load_workload_spec
 from wattsched.core.executors import map_tasks
+from wattsched.core.store import MANIFEST, write_manifest
 from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.reproduce.paper000_claims import compute_claims
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
@@ -115,6 +117,7 @@ def campaign_data(setting: Setting, seeds: tuple[int, ...], experiment: str) -> 
         raise ValueError(f"experiment must be 'estimators' or 'policies', got {experiment!r}")
     grid.update({"seeds": list(seeds), "power_window": POWER_WINDOW, **_grid_extra()})
     return {
+        "kind": "power",
         "name": f"paper000-{experiment}-{setting.name}",
         "platform": "marconi100",
         "workloads": [workload],
@@ -191,7 +194,7 @@ def _prepare_variant(item: tuple[dict[str, Any], int, str, str]) -> tuple[str, l
 
 
 def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], workers: int) -> None:
-    """Prepare both campaigns' directories as ``campaign.runner.prepare`` would, but with the seeds' workloads
+    """Prepare both campaigns' directories as the campaign runner would, but with the seeds' workloads
     prepared in parallel, and once: §6.6 runs "the same workloads as the previous sections", so the policies
     campaign gets the estimators campaign's window files (hard links) and its own manifest. Rerunning either TOML
     file with ``wattsched campaign run`` regenerates the same windows (generation and cutting are seeded)."""
@@ -217,14 +220,14 @@ def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], work
                             shutil.copy2(path, target)
         s = parse_spec(data)
         manifest = {
+            "kind": "power",
+            "name": s.name,
             "spec": s.model_dump(mode="json"),
             "spec_hash": spec_hash(s),
             "windows": windows,
             "runs": expand_runs(s, windows),
         }
-        tmp = d / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=1))
-        os.replace(tmp, d / MANIFEST)
+        write_manifest(d, manifest)
 
 
 def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFrame, dict[str, CampaignSpec]]:
@@ -245,7 +248,7 @@ def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFra
     frames = []
     for experiment, spec in specs.items():
         ctx.step(f"running the {experiment} campaign ({dirs[experiment].name})")
-        run_campaign(spec, dirs[experiment], workers=ctx.workers, progress=_Progress(ctx, experiment))
+        run_experiment(spec, dirs[experiment], workers=ctx.workers, progress=_Progress(ctx, experiment))
         frames.append(load_results(dirs[experiment]).with_columns(pl.lit(experiment).alias("experiment")))
     return pl.concat(frames, how="diagonal_relaxed"), specs
 

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from wattsched.campaign.runner import load_workload_spec
 from wattsched.campaign.spec import parse_spec, workload_variants
+from wattsched.campaign.workloads import load_workload_spec
 from wattsched.core.executors import map_tasks
 from wattsched.power.platform import load_platform
 from wattsched.predict.power_history import HistoryConfig

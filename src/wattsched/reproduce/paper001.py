@@ -40,7 +40,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.campaign.runner import run_experiment
 from wattsched.core.schema import sort_queue_order
+from wattsched.core.store import MANIFEST
 from wattsched.predict.runtime import predict_runtime
 from wattsched.reproduce.paper001_claims import (
     COMPARABLE,
@@ -54,12 +56,10 @@ from wattsched.reproduce.paper001_claims import (
 )
 from wattsched.reproduce.runner import PaperRun, ReproduceContext, ReproduceError
 from wattsched.studies.multires.experiment import (
-    MANIFEST,
     DispatchSpec,
     instance_metrics,
     load_dispatch_jobs,
     queue_distributions,
-    run_dispatch,
 )
 from wattsched.studies.multires.figures import plot_figures
 from wattsched.workload.eurora import read_eurora
@@ -185,7 +185,7 @@ def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], 
             next(bar, None)
             seen[0] += 1
 
-    run_dispatch(spec, out, workers=ctx.workers, progress=progress)
+    run_experiment(spec, out, workers=ctx.workers, progress=progress)
     for _ in bar:
         pass
     return out
