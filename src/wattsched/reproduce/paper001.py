@@ -55,13 +55,9 @@ from wattsched.reproduce.paper001_claims import (
     predicates,
 )
 from wattsched.reproduce.runner import PaperRun, ReproduceContext, ReproduceError
-from wattsched.studies.multires.experiment import (
-    DispatchSpec,
-    instance_metrics,
-    load_dispatch_jobs,
-    queue_distributions,
-)
+from wattsched.studies.multires.experiment import DispatchSpec
 from wattsched.studies.multires.figures import plot_figures
+from wattsched.studies.multires.results import instance_metrics, load_dispatch_jobs, queue_distributions
 from wattsched.workload.eurora import read_eurora
 
 __all__ = ["COMPARABLE", "DISPATCHERS", "ESTIMATES", "UNCHANGED", "predicates", "run"]

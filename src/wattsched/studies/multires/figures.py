@@ -31,13 +31,13 @@ from wattsched.core.schema import sort_queue_order
 from wattsched.core.store import read_manifest
 from wattsched.predict.runtime import predict_runtime
 from wattsched.studies.multires.dispatchers import DISPATCHERS
-from wattsched.studies.multires.experiment import (
+from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, weighted_quantiles
+from wattsched.studies.multires.results import (
     ESTIMATES,
     dispatch_summary,
     load_dispatch_jobs,
     queue_distributions,
 )
-from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, weighted_quantiles
 from wattsched.workload.eurora import read_eurora
 
 ESTIMATE_COLOURS = {"walltime": "#4c72b0", "rules": "#dd8452", "real": "#55a868"}
