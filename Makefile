@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean browser
+.PHONY: setup demo test lint layers bench clean browser
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -28,13 +28,18 @@ browser:
 	      || echo "warning: chromium could not be installed; the dashboard test fails under CI=true"; \
 	  else echo "note: no chromium found; the dashboard rendering test needs it (set WATTSCHED_CHROMIUM)"; fi; }
 
-test: $(STAMP) browser
+test: $(STAMP) browser layers
 	$(BIN)/ruff check src tests bench
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: $(STAMP) layers
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+
+# The import contracts of pyproject.toml ([tool.importlinter]): layers import downward only, no study imports
+# another, the compute layers import no plotting library.
+layers: $(STAMP)
+	PYTHONPATH=src $(BIN)/lint-imports --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
