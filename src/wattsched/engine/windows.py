@@ -1,4 +1,4 @@
-"""Workload windows: cut a long trace into seeded windows of D hours (reference spec [AMBIG-0.9], paper 000's
+"""Workload windows: cut a long trace into seeded windows of D hours ([AMBIG-0.9] in docs/decisions.md, paper 000's
 30 windows of 24 h).
 
 A window starting at T holds the jobs submitted in [T, T + D), with submit times shifted by −T. The machine at T

@@ -1,4 +1,4 @@
-"""Exact knapsack for the power window (reference-spec §8.1), on OR-Tools CP-SAT.
+"""Exact knapsack for the power window (docs/semantics.md §3.4, the ``-exact`` variants), on OR-Tools CP-SAT.
 
 At each pass in the window, choose the queued jobs to start now that maximise the total profit (wait, or
 stretch (wait + p̃)/p̃) subject to the free units and the power check against the running jobs' estimates —

@@ -1,4 +1,5 @@
-"""Power checks of reference-spec §1.6: how a policy decides that a job's estimated power fits under the cap.
+"""Power checks (paper 000 §5.2; docs/semantics.md §3.3): how a policy decides that a job's estimated power
+fits under the cap.
 
 The policy's platform power is the sum of the running jobs' *estimates* (never a measurement). Each job carries
 job-level dynamic estimates (m, M, s): mean, max and standard deviation in watts, e.g. nodes × (per-node value −

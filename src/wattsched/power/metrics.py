@@ -1,4 +1,5 @@
-"""Power metrics of a simulated run under a cap (reference spec §1.9), on a ``power_timeline`` step function.
+"""Power metrics of a simulated run under a cap (paper 000 §6.4–§6.6; docs/semantics.md §3.7), on a
+``power_timeline`` step function.
 
 Every window metric integrates the exact step function piece by piece, each piece weighted by how long it
 lasts inside the window, with the cap in force on that piece: a 20-s spike counts for 20 s, not for one row.

@@ -1,5 +1,5 @@
 """Power for a run: estimates from a power source, the policy's check and cap, the actual power timeline and
-the power metrics against an uncapped EASY baseline (paper 000's protocol, reference-spec §1.3 and §1.9)."""
+the power metrics against an uncapped EASY baseline (paper 000's protocol, docs/semantics.md §3.7)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ POLICY_LABELS = {
     "knapsack-stretch": "Knapsack Stretch",
 }
 POWER_WINDOW = 3 * 3600.0
-#: The window construction of the paper's experiment ([AMBIG-0.9] of the reference spec; docs/decisions.md).
+#: The window construction of the paper's experiment ([AMBIG-0.9], docs/decisions.md).
 PRESTATE = "requeue"
 #: The cap after the 3-h window. The paper's text applies a cap "solely during the first 3 hours"; its artifact
 #: keeps 719,880 W (the dynamic range) with the same estimator afterwards. "none" is the paper's text, and it is

@@ -1,7 +1,7 @@
 """Slurm ``sacct`` reader: ``--parsable2`` (``-P``) text or ``--json`` output into the canonical job table.
 
 sacct is the one history every Slurm site has, so this reader lets the toolkit run on a site's own jobs. Both forms
-give the same columns; the JSON form is preferred (epoch times, no delimiter or time-zone traps, reference spec §1.3).
+give the same columns; the JSON form is preferred (epoch times, no delimiter or time-zone traps).
 
 Conventions (each is also recorded in ``provenance.conventions``):
 

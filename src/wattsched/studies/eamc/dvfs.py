@@ -1,4 +1,4 @@
-"""Partitions with DVFS and their EAR coefficient matrices (paper 002 / EAMC, reference spec §3.1–§3.2).
+"""Partitions with DVFS and their EAR coefficient matrices (paper 002 / EAMC; docs/eamc.md, Model).
 
 A :class:`Partition` is a homogeneous group of nodes with a set of available CPU frequencies and the EAR "basic"
 model's hardware coefficients ``(A, B, C, D, E, F)`` for every (reference p-state r, target p-state k) pair. The
@@ -17,14 +17,14 @@ Data layout (the ``en_conf`` directory of the EAMC Slurm simulator, also IEEE Da
   the turbo bin, which the matrices do not model. An all-zero row marks a frequency the partition cannot run at
   (2.0 GHz on p1; 1.4, 1.8, 2.2, 2.5, 2.9 GHz on p2): it is skipped.
 
-Choices (named, with the spec's resolution as default):
+Choices (named, with the resolution of docs/decisions.md as default):
 
 * [AMBIG-2.1] ``reference``: the block used is the nominal (last) p-state's, because the applications' signatures
   were measured at nominal frequency. Another available frequency can be given.
 * Coefficient source: the 6-column energy file when the conf declares it; the power and time files, when also
   present, must agree with it (``verify=True``), because a silent mismatch would mean two different models.
 
-The coefficient matrices are learned model data, not facts of the hardware, and the spec does not reproduce
+The coefficient matrices are learned model data, not facts of the hardware, and the paper does not print
 them, so :func:`eamc_p1p2` needs the data directory. What is a fact of the paper's evaluation — 512 nodes per
 partition, the CPU models, their frequency ranges — is embedded (:data:`EAMC_HARDWARE`) and checked against the
 files, so pointing the preset at another ``en_conf`` fails loudly instead of simulating other hardware.

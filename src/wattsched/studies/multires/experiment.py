@@ -1,5 +1,5 @@
 """Paper 001's experiment as a campaign: dispatchers × runtime estimates over workload instances on a
-multi-resource machine (reference spec §2.4).
+multi-resource machine (paper 001 §5; docs/dispatch.md).
 
 ```toml
 kind = "dispatch"

@@ -1,4 +1,4 @@
-"""Multi-resource nodes (paper 001, reference spec §2.3): each node has a vector of resources (cores, GPUs, MICs,
+"""Multi-resource nodes (paper 001 §4; docs/dispatch.md): each node has a vector of resources (cores, GPUs, MICs,
 memory) that several jobs may share. A job asks for ``chunks`` × a per-chunk vector (PBS ``select`` semantics);
 chunks of one job may share a node.
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Expected waiting time (s) of a queue no table names (AccaSim's default; reference spec [AMBIG-1.5]).
+#: Expected waiting time (s) of a queue no table names (AccaSim's default; [AMBIG-1.5] in docs/decisions.md).
 DEFAULT_EWT = 1800.0
 
 

@@ -1,4 +1,4 @@
-"""Paper 004's experiment (reference spec §5.4): four 30-job traces × five global power bounds × the RMAP
+"""Paper 004's experiment (paper 004 §6–§7; docs/rmap.md): four 30-job traces × five global power bounds × the RMAP
 policies, with the oracle and the model as configuration data, and the equivalents of Figs. 8–15.
 
 Every run is tiny (30 jobs), so the grid runs in this process. Results: ``jobs.parquet`` (every job of every

@@ -100,7 +100,7 @@ class RmapMachine:
         return n.ravel(), c.ravel(), p.ravel()
 
 
-#: The Cab machine as used by RMAP (reference spec §5.2).
+#: The Cab machine as used by RMAP (paper 004 §6; docs/rmap.md).
 RMAP_CAB = RmapMachine()
 
 
