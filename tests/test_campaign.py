@@ -102,6 +102,7 @@ def reference(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_killed_and_resumed_campaign_gives_the_same_result_set(tmp_path, reference) -> None:
     spec = _spec_file(tmp_path)
     out = tmp_path / "killed"
@@ -120,6 +121,7 @@ def test_killed_and_resumed_campaign_gives_the_same_result_set(tmp_path, referen
     assert not list((out / "results").glob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_identical_results(tmp_path, reference) -> None:
     """Another executor and another number of workers (the reference ran on 2 local processes)."""
     out = tmp_path / "dask"
@@ -127,12 +129,14 @@ def test_dask_local_cluster_gives_identical_results(tmp_path, reference) -> None
     assert _results(out).equals(_results(reference))
 
 
+@pytest.mark.slow
 def test_a_directory_holds_one_campaign(tmp_path, reference) -> None:
     other = SMALL.replace("caps = [0.5, 0.7]", "caps = [0.6]")
     with pytest.raises(CampaignError, match="holds another campaign"):
         run_campaign(load_spec(_spec_file(tmp_path, other)), reference, workers=1)
 
 
+@pytest.mark.slow
 def test_status_and_results_from_the_cli(tmp_path, reference) -> None:
     st = status(reference)
     assert st["done"] == st["runs"] == 22
@@ -161,6 +165,7 @@ def test_seeds_replicate_the_workloads_on_other_samples(tmp_path) -> None:
     assert len(runs) == 8 and {(r["workload"][:4], r["seed"]) for r in runs} == {("m-s0", 0), ("m-s1", 1)}
 
 
+@pytest.mark.slow
 def test_report_from_the_cli(tmp_path, reference) -> None:
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["campaign", "report", str(reference), "--output", str(out), "--html"])

@@ -145,6 +145,7 @@ def _chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedPro
     return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=180, check=False)
 
 
+@pytest.mark.slow
 def test_dashboard_renders_in_headless_chromium(campaign, tmp_path) -> None:
     html_path = write_dashboard(campaign, tmp_path / "dashboard.html")
     page = html_path.read_text()

@@ -32,6 +32,7 @@ def quick(data_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     return reproduce("002", out, quick=True, seeds=(3,), data_dir=data_dir)
 
 
+@pytest.mark.slow
 def test_quick_reproduction_writes_every_claim(quick) -> None:
     files = quick.files
     claims = read_claims(files["claims"])
@@ -46,6 +47,7 @@ def test_quick_reproduction_writes_every_claim(quick) -> None:
     assert all(p.exists() for p in quick.run.figures)
 
 
+@pytest.mark.slow
 def test_deterministic_claims_hold(quick) -> None:
     by_id = {c.id: c for c in read_claims(quick.files["claims"]).claims}
     assert by_id["C002-15"].verdict == "holds", by_id["C002-15"].ours.text
