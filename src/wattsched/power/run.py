@@ -16,6 +16,9 @@ from wattsched.power.platform import Platform, PowerCapSchedule, job_dynamic_est
 from wattsched.power.timeline import power_timeline
 
 POWER_SOURCES = ("real", "predicted", "naive")
+#: How a job's σ grows with its nodes: ``nodes`` (σ_job = nodes·σ_node, correlated nodes) or ``sqrt``
+#: (√nodes·σ_node, independent nodes).
+SIGMA_SCALINGS = ("nodes", "sqrt")
 #: Per-node summaries each source reads (W): measured ones, or a predictor's.
 SOURCE_COLUMNS = {
     "real": ("power_mean", "power_max", "power_std"),
@@ -27,7 +30,10 @@ ESTIMATE_COLUMNS = ("est_dyn_mean", "est_dyn_max", "est_dyn_std")
 @dataclass(frozen=True)
 class PowerSetup:
     """What a power-aware run needs. ``window_end`` is where the P0 metrics' window ends (default: the cap's
-    first change, else the run's end). The ``naive`` check always uses the naive source."""
+    first change, else the run's end). The ``naive`` check always uses the naive source.
+
+    Checked at construction, so that a bad value fails before a simulation starts: ``source`` is one of
+    :data:`POWER_SOURCES`, ``sigma_scaling`` one of :data:`SIGMA_SCALINGS`, ``sample_period`` positive."""
 
     platform: Platform
     check: PowerCheck
@@ -41,6 +47,12 @@ class PowerSetup:
     def __post_init__(self) -> None:
         if self.source not in POWER_SOURCES:
             raise ValueError(f"unknown power source {self.source!r}; choose one of {', '.join(POWER_SOURCES)}")
+        if self.sigma_scaling not in SIGMA_SCALINGS:
+            raise ValueError(
+                f"sigma_scaling (--sigma-scaling) must be {' or '.join(SIGMA_SCALINGS)}, got {self.sigma_scaling!r}"
+            )
+        if not self.sample_period > 0:
+            raise ValueError(f"the power sample period must be positive, got {self.sample_period!r} s")
         if self.check.name == "naive":
             # paper 000's naive estimator is a source (1860 W per node) checked like max
             object.__setattr__(self, "source", "naive")

@@ -1,0 +1,90 @@
+"""``wattsched dataset``: per-job power datasets from job tables and node telemetry (the PM100 method)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+from rich.progress import TextColumn
+
+from wattsched.cli.common import console, fail, progress_bar
+
+app = typer.Typer(
+    help="Build per-job power datasets from job tables and node telemetry (PM100 method).", no_args_is_help=True
+)
+
+
+@app.command("build")
+def dataset_build(
+    jobs: Annotated[Path, typer.Option(help="Job table (.parquet or .csv): job_id, start_time, end_time, nodes.")],
+    telemetry: Annotated[Path, typer.Option(help="Parquet file or directory: node, timestamp and ps0+ps1 or watts.")],
+    output: Annotated[Path, typer.Option(help="Dataset (.parquet, PM100 schema); rejects: <stem>.rejects.parquet.")],
+    period: Annotated[float, typer.Option(help="Telemetry sample period θ (s).")] = 20.0,
+    legacy_split: Annotated[
+        bool,
+        typer.Option(
+            help="Test exclusivity per month and single/multi-node, as the reference scripts (default: globally)."
+        ),
+    ] = False,
+    max_missing: Annotated[float, typer.Option(help="Share of missing samples a job may have (0: strict).")] = 0.0,
+    snap: Annotated[
+        float,
+        typer.Option(
+            help="Use telemetry rows up to this many seconds off the θ grid, at the "
+            "nearest instant (default: exact timestamps only)."
+        ),
+    ] = 0.0,
+    memory_gb: Annotated[
+        float,
+        typer.Option(help="Memory for the telemetry matrices of one window, per worker (GiB); sets the window length."),
+    ] = 1.0,
+    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
+    workers: Annotated[int, typer.Option(help="Windows read in parallel.")] = 1,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
+) -> None:
+    """Keep the exclusive jobs, extract their power series and summaries; every other job is a reject.
+
+    The telemetry is read window by window (out of core); see docs/dataset.md."""
+    # deferred: the dataset builder loads numba, pyarrow and (optionally) dask; `wattsched --help` should not
+    from wattsched.dataset.build import build_dataset
+    from wattsched.dataset.extract import ExtractionStats
+
+    stats = ExtractionStats()
+    try:
+        table = pl.read_parquet(jobs) if jobs.suffix == ".parquet" else pl.read_csv(jobs)
+        with progress_bar("[bold]telemetry windows", TextColumn("{task.fields[rows]:,} rows")) as bar:
+            task = bar.add_task("windows", total=None, rows=0)
+
+            def progress(done: int, total: int, rows: int) -> None:
+                bar.update(task, completed=done, total=total, rows=rows)
+
+            dataset, rejects = build_dataset(
+                table,
+                telemetry,
+                period=period,
+                legacy_split=legacy_split,
+                max_missing=max_missing,
+                snap=snap,
+                memory_gb=memory_gb,
+                executor=executor,
+                workers=workers,
+                address=address,
+                progress=progress,
+                stats=stats,
+            )
+    except (ValueError, FileNotFoundError, pl.exceptions.PolarsError, OSError) as exc:
+        fail(str(exc))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    dataset.write_parquet(output)
+    rejects_path = output.with_name(output.stem + ".rejects.parquet")
+    rejects.write_parquet(rejects_path)
+    counts = ", ".join(f"{s}: {n:,}" for s, n in rejects.group_by("stage").len().sort("stage").iter_rows())
+    console.print(
+        f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
+        f"({counts or 'none'}) in {rejects_path}"
+    )
+    console.print(f"telemetry: {stats.telemetry_rows:,} rows read in {stats.windows:,} window(s)")
+    for note in stats.notes:
+        console.print(f"[yellow]note:[/] {note}")

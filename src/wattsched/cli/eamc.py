@@ -1,0 +1,193 @@
+"""``wattsched eamc``: paper 002's energy model (optimal DVFS frequency and partition efficiency per app), one
+simulation on the p1/p2 machine, and the paper's evaluation grid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+from rich.table import Table
+
+from wattsched.cli.common import console, fail, parse_items
+
+app = typer.Typer(
+    help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.", no_args_is_help=True
+)
+
+
+@app.command("table")
+def eamc_table(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="EAMC data: the en_conf directory (2hw.conf, 2hw/), or a directory above it (eamc/, the shared data "
+            "root).",
+            envvar="WATTSCHED_SHARED_DATA",
+        ),
+    ] = None,
+    t_weight: Annotated[
+        float, typer.Option(help="Weight of time over energy in Eq. 4/5 (the paper: 1 and 1.5).")
+    ] = 1.0,
+    weight_placement: Annotated[
+        str, typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")
+    ] = "paper",
+    score: Annotated[str, typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")] = "euclidean",
+    output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
+) -> None:
+    """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""
+    # deferred: the study loads its data tables and the engine; `wattsched --help` should not
+    from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.studies.eamc.energy_model import eamc_appdb
+    from wattsched.studies.eamc.epm import epm_table
+
+    if output is not None and not output.name.lower().endswith((".csv", ".parquet")):
+        fail(f"--output must end in .csv or .parquet, got {output.name}")
+    try:
+        platform = eamc_p1p2(data_dir)
+        frame = epm_table(
+            platform, eamc_appdb(data_dir, platform), t_weight=t_weight, weight_placement=weight_placement, score=score
+        )
+    except (DVFSConfigError, ValueError) as exc:
+        fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
+    table = Table(
+        title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
+        f"{weight_placement} weight, {score} score; lower part_eff is better)"
+    )
+    for col in (
+        "app",
+        "partition",
+        "f_opt (GHz)",
+        "time (s)",
+        "power (W)",
+        "energy (kJ)",
+        "part_eff",
+        "rank",
+        "f_nom (GHz)",
+        "time at f_nom (s)",
+        "energy at f_nom (kJ)",
+    ):
+        table.add_column(col, justify="left" if col in ("app", "partition") else "right")
+    for r in frame.iter_rows(named=True):
+        table.add_row(
+            f"{r['app_id']} {r['app']}".strip(),
+            r["partition"] + (" *" if r["best"] else ""),
+            f"{r['f_opt_ghz']:.1f}",
+            f"{r['time_s']:.2f}",
+            f"{r['power_w']:.1f}",
+            f"{r['energy_j'] / 1e3:.2f}",
+            f"{r['part_eff']:.4f}",
+            str(r["rank"]),
+            f"{r['f_nominal_ghz']:.1f}",
+            f"{r['time_nominal_s']:.2f}",
+            f"{r['energy_nominal_j'] / 1e3:.2f}",
+        )
+    console.print(table)
+    console.print("* = the app's best partition (rank 0). Time and energy are per node, from the apps' reference runs.")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        if output.name.lower().endswith(".csv"):
+            frame.write_csv(output)
+        else:
+            frame.write_parquet(output)
+        console.print(f"wrote {frame.height} rows to {output}")
+
+
+@app.command("run")
+def eamc_run(
+    output: Annotated[Path, typer.Option(help="Directory: jobs.parquet and summary.json.")],
+    policy: Annotated[
+        str,
+        typer.Option(help="base-slurm, min-runtime, min-energy, eamc-reorder, eamc-priorityinc or eamc-priorityinc-v."),
+    ] = "eamc-priorityinc",
+    mix: Annotated[str, typer.Option(help="App mix of the generated workload: W13, W33 or W50.")] = "W13",
+    workload: Annotated[
+        Path | None,
+        typer.Option(help="A workload table instead (job_id, submit_time, nodes, runtime, walltime, app_id)."),
+    ] = None,
+    jobs: Annotated[int, typer.Option(help="Jobs of the generated workload.")] = 5000,
+    seed: Annotated[int, typer.Option(help="Seed of the generated workload.")] = 0,
+    t_weight: Annotated[float, typer.Option(help="Weight of time over energy in Eq. 4/5.")] = 1.0,
+    threshold_mode: Annotated[
+        str, typer.Option(help="[AMBIG-2.4] relative (35% of the best part_eff) | absolute (a 0.35 gap, as the code).")
+    ] = "relative",
+    data_dir: Annotated[
+        Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
+    ] = None,
+) -> None:
+    """Simulate one workload on the p1/p2 DVFS machine under one policy of paper 002."""
+    # deferred: the study loads its data tables and the engine; `wattsched --help` should not
+    from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.studies.eamc.energy_model import eamc_appdb
+    from wattsched.studies.eamc.experiment import run_eamc
+    from wattsched.studies.eamc.policies import EAMCOptions
+    from wattsched.studies.eamc.workloads import generate_eamc_workload
+
+    try:
+        platform = eamc_p1p2(data_dir)
+        if workload is None:
+            table = generate_eamc_workload(mix, jobs, seed=seed)
+        else:
+            table = pl.read_parquet(workload) if workload.suffix == ".parquet" else pl.read_csv(workload)
+        run = run_eamc(
+            table,
+            platform,
+            eamc_appdb(data_dir, platform),
+            policy,
+            EAMCOptions(t_weight=t_weight, threshold_mode=threshold_mode),
+        )
+    except (DVFSConfigError, ValueError, FileNotFoundError, pl.exceptions.PolarsError) as exc:
+        fail(str(exc))
+    output.mkdir(parents=True, exist_ok=True)
+    run.jobs.write_parquet(output / "jobs.parquet")
+    (output / "summary.json").write_text(json.dumps(run.metrics, indent=1))
+    m = run.metrics
+    console.print(
+        f"{policy}: {m['jobs']:,} jobs, makespan {m['makespan'] / 86400:.2f} d, mean response "
+        f"{m['mean_response'] / 3600:.2f} h, energy {m['sum_energy'] / 3.6e9:,.1f} MWh, mean frequency "
+        f"{m['mean_frequency']:.2f} GHz, {100 * m['share_optimal']:.0f}% on their optimal partition"
+    )
+
+
+@app.command("grid")
+def eamc_grid(
+    output: Annotated[Path, typer.Option(help="Grid directory (resumed if it exists); report in DIR/report.")],
+    jobs: Annotated[int, typer.Option(help="Jobs per workload.")] = 5000,
+    mixes: Annotated[str, typer.Option(help="Comma-separated app mixes.")] = "W13,W33,W50",
+    policies: Annotated[str | None, typer.Option(help="Comma-separated policies (default: all six).")] = None,
+    t_weights: Annotated[str, typer.Option(help="Comma-separated t_weight values.")] = "1,1.5",
+    seeds: Annotated[str, typer.Option(help="Comma-separated workload seeds.")] = "0",
+    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
+    ] = None,
+) -> None:
+    """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv."""
+    # deferred: the study loads its data tables and the engine; `wattsched --help` should not
+    from wattsched.studies.eamc.dvfs import DVFSConfigError
+    from wattsched.studies.eamc.experiment import run_eamc_grid, write_eamc_figures
+
+    try:
+        total, executed, seconds = run_eamc_grid(
+            output,
+            data_dir=str(data_dir) if data_dir else None,
+            mixes=parse_items(mixes),
+            policies=parse_items(policies) if policies else None,
+            t_weights=[float(x) for x in parse_items(t_weights)],
+            seeds=[int(x) for x in parse_items(seeds)],
+            n_jobs=jobs,
+            executor=executor,
+            workers=workers,
+            address=address,
+        )
+        paths = write_eamc_figures(output, output / "report")
+    except (DVFSConfigError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    console.print(
+        f"{total} runs in {output}: {executed} ran now ({seconds:.1f} s); report: {len(paths)} files in "
+        f"{output / 'report'}"
+    )

@@ -1,0 +1,136 @@
+"""The root ``wattsched`` app: its sub-apps, and the commands of its own (simulate, policies, demo, reproduce)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from wattsched.cli import campaign, data, dataset, eamc, generate, predict, rmap
+from wattsched.cli.campaign import print_campaign_summary
+from wattsched.cli.common import console, err, fail, progress_bar
+from wattsched.cli.reproduce import reproduce
+from wattsched.cli.simulate import simulate
+
+app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
+app.command()(simulate)
+app.add_typer(generate.app, name="generate")
+app.add_typer(predict.app, name="predict")
+app.add_typer(data.app, name="data")
+app.add_typer(dataset.app, name="dataset")
+app.add_typer(campaign.app, name="campaign")
+app.add_typer(eamc.app, name="eamc")
+app.add_typer(rmap.app, name="rmap")
+
+
+@app.command()
+def policies() -> None:
+    """List the scheduling policies."""
+    # deferred: the registry loads numba's compiled policies; `wattsched --help` should not
+    from wattsched.policies.registry import POLICIES
+
+    table = Table(title="policies")
+    table.add_column("name")
+    table.add_column("semantics")
+    for p in POLICIES.values():
+        table.add_row(p.name, p.description)
+    console.print(table)
+
+
+@app.command()
+def demo(
+    output: Annotated[Path, typer.Option(help="Directory for the demo's results and figures.")] = Path("demo-output"),
+    kind: Annotated[
+        str, typer.Option(help="campaign (power caps, checks, dashboard) or policies (Lublin).")
+    ] = "campaign",
+    jobs: Annotated[int | None, typer.Option(help="Jobs in the generated workload.")] = None,
+    machine_size: Annotated[int, typer.Option(help="Processors (policies demo).")] = 256,
+    load: Annotated[float, typer.Option(help="Offered load (policies demo).")] = 0.85,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (campaign demo).")] = None,
+) -> None:
+    """The campaign demo: a Marconi100-like workload cut into windows, EASY+PC under two caps with every power
+    check on real and predicted estimates, a summary table and the HTML dashboard. ``--kind policies``: the
+    seven queue policies on a Lublin workload."""
+    if kind == "campaign":
+        _demo_campaign(output, jobs or 40_000, seed, workers)
+        return
+    if kind != "policies":
+        fail(f"--kind must be campaign or policies, got {kind!r}")
+    # deferred: the demo loads the engine and matplotlib; `wattsched --help` should not
+    from wattsched.demo import run_demo
+
+    jobs = jobs or 10_000
+    console.print(
+        f"Generating a Lublin–Feitelson workload: {jobs} jobs, {machine_size} processors, load {load}, seed {seed}"
+    )
+    rows = run_demo(output, jobs=jobs, machine_size=machine_size, load=load, seed=seed)
+    table = Table(title=f"policies on {jobs} Lublin jobs ({machine_size} processors, load {load})")
+    for col in (
+        "policy",
+        "mean wait (s)",
+        "p90 wait (s)",
+        "mean bsld",
+        "max bsld",
+        "utilisation",
+        "makespan (s)",
+        "simulated jobs/s",
+    ):
+        table.add_column(col, justify="right" if col != "policy" else "left")
+    for r in rows:
+        m = r.run.summary["metrics"]
+        table.add_row(
+            r.policy,
+            f"{m['wait_mean']:,.0f}",
+            f"{m['wait_p90']:,.0f}",
+            f"{m['bounded_slowdown_mean']:,.2f}",
+            f"{m['bounded_slowdown_max']:,.0f}",
+            f"{m['utilisation']:.3f}",
+            f"{m['makespan_from_first_submit']:,.0f}",
+            f"{jobs / max(r.run.result.elapsed_s, 1e-9):,.0f}",
+        )
+    console.print(table)
+    console.print(f"figure: {output / 'policies.png'}; per-policy results in {output}/<policy>/")
+
+
+def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
+    """Paper 000's campaign in small: write its spec, run it, then the figures, the dashboard and the summary."""
+    # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
+    from wattsched.campaign.runner import run_campaign
+    from wattsched.campaign.spec import load_spec
+    from wattsched.demo import DEMO_CAMPAIGN
+    from wattsched.report.dashboard import write_dashboard
+    from wattsched.report.figures import write_figures
+
+    output.mkdir(parents=True, exist_ok=True)
+    spec_path = output / "campaign.toml"
+    spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
+    spec = load_spec(spec_path)
+    console.print(
+        f"Campaign {spec_path}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "
+        "EASY+PC, 11 estimators × caps 0.5 and 0.7, plus EASY baselines"
+    )
+    t0 = time.perf_counter()
+    with progress_bar("[bold]runs") as bar:
+        task = bar.add_task("runs", total=None)
+        run = run_campaign(
+            spec,
+            output / "campaign",
+            workers=workers,
+            progress=lambda d, t: bar.update(task, completed=d, total=t),
+            log=lambda m: err.print(m),
+        )
+    report = output / "report"
+    paths = write_figures(output / "campaign", report)
+    dashboard = write_dashboard(output / "campaign", report / "dashboard.html")
+    print_campaign_summary(output / "campaign")
+    console.print(
+        f"{run.total} runs in {time.perf_counter() - t0:.0f} s; {len(paths)} figures in {report}; "
+        f"dashboard: {dashboard}"
+    )
+
+
+app.command()(reproduce)

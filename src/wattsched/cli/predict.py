@@ -1,0 +1,202 @@
+"""``wattsched predict``: add online power or runtime predictions to a workload and print their error report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import polars as pl
+import typer
+from rich.table import Table
+
+from wattsched.cli.common import console, err, fail
+from wattsched.core.schema import ReadResult, WorkloadError
+
+if TYPE_CHECKING:
+    from wattsched.predict.run import PredictionRun
+
+app = typer.Typer(help="Add online power or runtime predictions to a workload.", no_args_is_help=True)
+
+
+CompletionOption = Annotated[
+    str,
+    typer.Option(
+        help="Completion times the predictor learns from: auto (the trace's, else an EASY replay), "
+        "trace, replay or no-wait (submit + runtime)."
+    ),
+]
+
+
+def _write_predictions(jobs: pl.DataFrame, read: ReadResult, output: Path) -> None:
+    """The workload with its prediction columns; CSV cannot hold list columns (profiles), which it leaves out."""
+    # deferred: the writers load pyarrow and numba; `wattsched --help` should not
+    from wattsched.workload.save import save_workload
+
+    if not output.name.lower().endswith((".parquet", ".csv", ".csv.gz")):
+        fail(f"--output must end in .parquet, .csv or .csv.gz, got {output.name}")
+    left_out = save_workload(ReadResult(jobs, read.rejects, read.provenance), output)
+    if left_out:
+        err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out (use .parquet to keep them)")
+
+
+def _write_extras(run: PredictionRun, plots: Path | None, report: Path | None, what: str, unit: str) -> None:
+    """The per-user MAE box plot and the JSON report, when asked for."""
+    # deferred: the box plot loads matplotlib; `wattsched --help` should not
+    from wattsched.predict.evaluate import boxplot_per_user
+
+    if plots is not None:
+        path = boxplot_per_user(
+            run.per_user_mae,
+            plots / f"{what}_mae_per_user.png",
+            title=f"{what}: MAE per user",
+            ylabel=f"MAE per user ({unit})",
+        )
+        console.print(f"figure: {path}")
+    if report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps({**run.report, **run.info}, indent=2, default=str) + "\n")
+        console.print(f"report: {report}")
+
+
+def _error_row(table: Table, label: str, stats: dict[str, Any], scale: float = 1.0) -> None:
+    if not stats or stats.get("jobs", 0) == 0:
+        table.add_row(label, "0", "–", "–", "–", "–")
+        return
+    table.add_row(
+        label,
+        f"{stats['jobs']:,}",
+        f"{stats['mae'] / scale:,.1f}",
+        f"{stats['median_ae'] / scale:,.1f}",
+        f"{stats['under_share']:.1%} ({stats['under_mean'] / scale:,.1f})",
+        f"{stats['over_share']:.1%} ({stats['over_mean'] / scale:,.1f})",
+    )
+
+
+def _error_table(title: str, unit: str) -> Table:
+    table = Table(title=title)
+    for col in (
+        "jobs",
+        "count",
+        f"MAE ({unit})",
+        f"median AE ({unit})",
+        "under-predicted (mean)",
+        "over-predicted (mean)",
+    ):
+        table.add_column(col, justify="left" if col == "jobs" else "right")
+    return table
+
+
+@app.command("power")
+def predict_power_cmd(
+    workload: Annotated[Path, typer.Option(help="Workload with measured per-node power (parquet, csv, PM100).")],
+    output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with pred_power_* columns.")],
+    method: Annotated[str, typer.Option(help="history, ml-linear, ml-forest, ml-svr or ml-sgd.")] = "history",
+    completion: CompletionOption = "auto",
+    machine_size: Annotated[int | None, typer.Option(help="Machine size for an EASY replay.")] = None,
+    platform: Annotated[
+        str, typer.Option(help="Platform preset or file: its node maximum is the last fallback.")
+    ] = "marconi100",
+    alpha: Annotated[float, typer.Option(help="History weight exponent α (θ = (1 − (r−C)/s)^α).")] = 2.0,
+    eps: Annotated[float, typer.Option(help="ε added to the whole-history window s, seconds ([AMBIG-0.4]).")] = 1.0,
+    window: Annotated[float | None, typer.Option(help="Fixed history window s in seconds (default: all).")] = None,
+    cv_kind: Annotated[
+        str, typer.Option(help="ML: folds of RFECV and the grid search, kfold or timeseries.")
+    ] = "kfold",
+    max_train_rows: Annotated[
+        int | None, typer.Option(help="ML: train each week on the most recent N completed jobs only (default: all).")
+    ] = None,
+    t0: Annotated[
+        float | None, typer.Option(help="ML: start of week 0 on the submit clock (default: 1st submit).")
+    ] = None,
+    n_jobs: Annotated[int | None, typer.Option(help="ML: parallel workers of the cross-validation.")] = None,
+    plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+) -> None:
+    """Predict each job's power online from finished jobs only and print the MAE report.
+
+    ML methods retrain weekly (RFECV, then a grid search, on the jobs completed so far); see docs/prediction.md."""
+    # deferred: the predictors load numba, SciPy and (ML) scikit-learn; `wattsched --help` should not
+    from wattsched.engine.simulate import SimulationError
+    from wattsched.power.platform import load_platform
+    from wattsched.predict.power_history import HistoryConfig
+    from wattsched.predict.run import run_power_prediction
+    from wattsched.workload.load import load_workload
+
+    try:
+        plat = load_platform(platform)
+        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
+        ml = {"cv_kind": cv_kind, "max_train_rows": max_train_rows, "t0": t0, "n_jobs": n_jobs}
+        run = run_power_prediction(
+            read,
+            method,
+            completion=completion,
+            machine_size=machine_size,
+            history=cfg,
+            **(ml if method.startswith("ml-") else {}),
+        )
+        _write_predictions(run.jobs, read, output)
+    except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    for metric, rep in run.report["metrics"].items():
+        base = run.report["global_mean_baseline"].get(metric, {})
+        table = _error_table(f"{method}: per-node {metric} (W), completions from {run.completion}", "W")
+        _error_row(table, "all jobs", rep["overall"])
+        _error_row(table, "with user history", rep.get("with_history", {}))
+        _error_row(table, "without user history", rep.get("without_history", {}))
+        for name, stats in rep["by_class"].items():
+            _error_row(table, f"{name} jobs", stats)
+        _error_row(table, "global-mean baseline", base.get("overall", {}))
+        console.print(table)
+        pu, bpu = rep["per_user_mae"], base.get("per_user_mae", {})
+        console.print(
+            f"median per-user MAE: {pu['median']:,.1f} W over {pu['users']:,} users "
+            f"(global mean: {bpu.get('median', float('nan')):,.1f} W)"
+        )
+    console.print(f"wrote {output}")
+    _write_extras(run, plots, report, "power", "W")
+
+
+@app.command("runtime")
+def predict_runtime_cmd(
+    workload: Annotated[Path, typer.Option(help="Workload (SWF, parquet, csv, PM100).")],
+    output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with a pred_runtime column.")],
+    method: Annotated[str, typer.Option(help="walltime, last2, rules, or oracle (the truth, a baseline).")] = "rules",
+    completion: CompletionOption = "auto",
+    machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")] = None,
+    min_prefix: Annotated[int, typer.Option(help="rules: shortest name prefix that counts as similar.")] = 1,
+    plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+) -> None:
+    """Predict each job's runtime online from finished jobs only and print the MAE report."""
+    # deferred: the predictors load numba; `wattsched --help` should not
+    from wattsched.engine.simulate import SimulationError
+    from wattsched.predict.run import run_runtime_prediction
+    from wattsched.workload.load import load_workload
+
+    options = {"min_prefix": min_prefix} if method == "rules" else {}
+    try:
+        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        run = run_runtime_prediction(read, method, completion=completion, machine_size=machine_size, **options)
+        _write_predictions(run.jobs, read, output)
+    except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    rep = run.report["runtime"]
+    table = _error_table(f"{method}: runtime (min), completions from {run.completion}", "min")
+    _error_row(table, "all jobs", rep["overall"], 60.0)
+    for name, stats in rep["by_class"].items():
+        _error_row(table, f"{name} jobs", stats, 60.0)
+    _error_row(table, "walltime (baseline)", rep["walltime"], 60.0)
+    console.print(table)
+    if "rule_share" in rep:
+        shares = ", ".join(f"{r}: {s:.1%}" for r, s in rep["rule_share"].items())
+        console.print(f"share of jobs per rule: {shares}")
+    console.print(
+        f"median per-user MAE: {rep['per_user_mae']['median'] / 60:,.1f} min over "
+        f"{rep['per_user_mae']['users']:,} users"
+    )
+    console.print(f"wrote {output}")
+    _write_extras(run, plots, report, "runtime", "s")

@@ -1,0 +1,98 @@
+"""``wattsched reproduce PAPER``: a paper's experiment with its settings, and the report setting every claim of the
+paper beside our value."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from wattsched.cli.common import console, err, fail, track
+from wattsched.core.schema import WorkloadError
+
+
+def reproduce(
+    paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.")],
+    output: Annotated[Path | None, typer.Option(help="Output folder (default: reproduce-PAPER[-quick]).")] = None,
+    quick: Annotated[bool, typer.Option(help="The reduced setting that still shows every shape (≤ 3 min).")] = False,
+    seed: Annotated[int, typer.Option(help="First seed; the run uses --seeds consecutive seeds from it.")] = 0,
+    seeds: Annotated[int, typer.Option(min=1, help="How many seeds (workloads, windows, samples) to run.")] = 3,
+    workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: the CPU count).")] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data).")
+    ] = None,
+) -> None:
+    """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
+    setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
+    # deferred: a reproduction loads every study, the engine and the figures; `wattsched --help` should not
+    from wattsched.reproduce.claims import PAPERS
+    from wattsched.reproduce.claims import claim as claim_of
+    from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
+    from wattsched.reproduce.runner import reproduce as run_reproduction
+
+    given = paper
+    paper = paper.zfill(3)
+    if paper not in PAPERS:
+        fail(f"paper must be one of {', '.join(PAPERS)}, got {given!r}")
+    out = output or Path(f"reproduce-{paper}{'-quick' if quick else ''}")
+    seed_list = tuple(range(seed, seed + seeds))
+    command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
+
+    def _term(signum: int, frame: FrameType | None) -> None:
+        """SIGTERM stops like Ctrl-C: finished work is kept, workers are ended."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM while stopping changes nothing
+        stop_workers()  # first, so that a process pool being left does not wait for its queued tasks
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _term)
+    started = time.perf_counter()
+
+    def step(message: str) -> None:
+        err.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
+
+    try:
+        result = run_reproduction(
+            paper,
+            out,
+            quick=quick,
+            seeds=seed_list,
+            workers=workers or os.cpu_count() or 1,
+            data_dir=data or default_data_dir(),
+            command=command,
+            step=step,
+            track_fn=track,
+        )
+    except KeyboardInterrupt:
+        stop_workers()
+        err.print(
+            f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
+            f"(finished runs, if any, stay in {escape(str(out))})",
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=130) from None
+    except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    counts = {v: 0 for v in ("holds", "differs", "not checkable")}
+    for r in result.run.claims:
+        counts[r.verdict] += 1
+    table = Table(
+        title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
+        f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)"
+    )
+    for col in ("id", "paper", "ours", "verdict"):
+        table.add_column(col, overflow="fold")
+    for r in result.run.claims:
+        colour = {"holds": "green", "differs": "yellow", "not checkable": "dim"}[r.verdict]
+        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, f"[{colour}]{r.verdict}[/]")
+    console.print(table)
+    console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")

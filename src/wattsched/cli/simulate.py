@@ -1,0 +1,248 @@
+"""``wattsched simulate``: one policy on one workload, optionally under a power check and cap (paper 000)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.progress import TextColumn
+from rich.table import Table
+
+from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, fail, parse_window, progress_bar
+from wattsched.core.schema import WorkloadError
+
+if TYPE_CHECKING:
+    from wattsched.power.run import PowerSetup
+
+
+def simulate(
+    workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
+    policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
+    output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
+    machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
+    runtime_estimate: Annotated[
+        str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
+    ] = None,
+    metrics_window: Annotated[
+        str | None, typer.Option(help="Utilisation and queue-length window START:END in seconds.")
+    ] = None,
+    strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+    platform: Annotated[str | None, typer.Option(help="Power platform: a preset (marconi100) or a TOML file.")] = None,
+    power_check: Annotated[
+        str | None,
+        typer.Option(help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P."),
+    ] = None,
+    power_source: Annotated[str, typer.Option(help="Estimates the check uses: real, predicted or naive.")] = "real",
+    cap: Annotated[
+        str | None,
+        typer.Option(
+            help="Cap on dynamic power: a fraction of the platform's dynamic range, or watts with a W suffix (350000W)."
+        ),
+    ] = None,
+    window: Annotated[
+        float | None, typer.Option(help="The cap holds during [0, WINDOW) s, then --post-window-cap (paper 000).")
+    ] = None,
+    post_window_cap: Annotated[
+        str,
+        typer.Option(
+            help="Cap after the window: none (default: no power check after it), dynamic_range (the "
+            "artifact's 719,880 W on M100), a fraction, or watts."
+        ),
+    ] = "none",
+    cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
+    reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
+    knapsack: Annotated[
+        str, typer.Option(help="Knapsack policies at the first job that does not fit: stop or skip.")
+    ] = "stop",
+    cap_basis: Annotated[
+        str, typer.Option(help="What a fractional --cap is a fraction of: dynamic (range) or total (max power).")
+    ] = "dynamic",
+    subtract_idle: Annotated[
+        bool, typer.Option(help="Job estimates as nodes × (per-node value − idle); off: the paper's literal form.")
+    ] = True,
+    sigma_scaling: Annotated[str, typer.Option(help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")] = "nodes",
+    baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
+    online_power: Annotated[
+        str | None,
+        typer.Option(
+            help="Predict power inside the simulation, learning from simulated completions: history, "
+            "ml-linear, ml-forest, ml-svr or ml-sgd (replaces --power-source)."
+        ),
+    ] = None,
+    online_runtime: Annotated[
+        str | None,
+        typer.Option(
+            help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
+            "(replaces --runtime-estimate)."
+        ),
+    ] = None,
+    window_start: Annotated[
+        float | None,
+        typer.Option(
+            help="Simulate only the workload window starting at this instant (s, the workload's clock); "
+            "times are shifted so that it starts at 0."
+        ),
+    ] = None,
+    window_hours: Annotated[float, typer.Option(help="Length of the --window-start window (h).")] = 24.0,
+    prestate: Annotated[
+        str,
+        typer.Option(
+            help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
+            "decides), prestart (running ones started at 0 without a check) or drop."
+        ),
+    ] = "requeue",
+) -> None:
+    """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
+    # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
+    from wattsched.api import run_policy, workload_window, write_run
+    from wattsched.engine.simulate import SimulationError
+    from wattsched.workload.load import load_workload
+
+    try:
+        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        if window_start is not None:
+            read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=machine_size)
+        elif prestate != "requeue" or window_hours != 24.0:
+            raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
+        power = _power_setup(
+            platform,
+            power_check,
+            power_source,
+            cap,
+            window,
+            post_window_cap,
+            cap_file,
+            reservation,
+            knapsack,
+            cap_basis,
+            subtract_idle,
+            sigma_scaling,
+        )
+        if online_power is not None and power is None:
+            fail("--online-power needs --platform, --power-check and --cap (or --cap-file)")
+        simulate_it = partial(
+            run_policy,
+            read,
+            policy,
+            machine_size=machine_size,
+            window=parse_window(metrics_window),
+            power=power,
+            baseline=baseline,
+            online_power=online_power,
+            online_runtime=online_runtime,
+            runtime_estimate=runtime_estimate,
+        )
+        if read.jobs.height > PROGRESS_THRESHOLD:
+            with progress_bar("[bold]simulating[/] " + policy, TextColumn("jobs submitted")) as bar:
+                task = bar.add_task("sim", total=read.jobs.height)
+                run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
+        else:
+            run = simulate_it()
+        paths = write_run(run, output, fmt.value)
+    except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    _print_summary(run.summary, title=f"{policy} on {workload.name}")
+    console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+def _power_setup(
+    platform: str | None,
+    power_check: str | None,
+    power_source: str,
+    cap: str | None,
+    window: float | None,
+    post_window_cap: str,
+    cap_file: Path | None,
+    reservation: str,
+    knapsack: str,
+    cap_basis: str,
+    subtract_idle: bool,
+    sigma_scaling: str,
+) -> PowerSetup | None:
+    """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options
+    (the values themselves are checked where they are used: the platform file, the cap, the PowerSetup)."""
+    # deferred: the power model loads SciPy; `wattsched --help` should not
+    from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
+    from wattsched.power.run import PowerSetup
+
+    wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
+    if not wants_power:
+        return None
+    if platform is None:
+        raise ValueError("power options need --platform (e.g. --platform marconi100)")
+    plat = load_platform(platform)
+    check = PowerCheck.named(power_check or "none", reservation=reservation, knapsack=knapsack)
+    if cap is not None and cap_file is not None:
+        raise ValueError("give either --cap or --cap-file, not both")
+    schedule = None
+    if cap_file is not None:
+        schedule = load_cap_file(cap_file, platform=plat, cap_basis=cap_basis)
+    elif cap is not None:
+        parse_cap(cap, plat, cap_basis=cap_basis)  # a clear error for a malformed cap before anything runs
+        if window is not None:
+            post = None if post_window_cap.lower() == "none" else post_window_cap
+            schedule = PowerCapSchedule.window(cap, plat, window_end=window, post_window_cap=post, cap_basis=cap_basis)
+        else:
+            schedule = PowerCapSchedule.constant(cap, plat, cap_basis=cap_basis)
+    elif window is not None:
+        raise ValueError("--window needs --cap")
+    if check.check != "none" and schedule is None:
+        raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
+    return PowerSetup(
+        plat, check, power_source, schedule, window, subtract_idle=subtract_idle, sigma_scaling=sigma_scaling
+    )
+
+
+def _print_summary(summary: dict[str, Any], title: str) -> None:
+    m = summary["metrics"]
+    run = summary["run"]
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rows = [
+        ("jobs simulated", f"{m['n_jobs']:,}"),
+        ("rejected input lines", f"{summary['workload']['rejected']:,}"),
+        ("machine size", f"{run['machine_size']:,} {summary['workload']['size_unit']}"),
+        ("mean / p90 / max wait (s)", f"{m['wait_mean']:,.1f} / {m['wait_p90']:,.1f} / {m['wait_max']:,.1f}"),
+        ("mean turnaround (s)", f"{m['turnaround_mean']:,.1f}"),
+        ("mean / max bounded slowdown", f"{m['bounded_slowdown_mean']:,.2f} / {m['bounded_slowdown_max']:,.1f}"),
+        ("utilisation", f"{m['utilisation']:.4f}"),
+        ("makespan, from first submit (s)", f"{m['makespan_from_first_submit']:,.0f}"),
+        ("mean / max queue length", f"{m['queue_length_mean']:,.1f} / {m['queue_length_max']:,}"),
+        ("jobs killed at walltime", f"{m['n_killed']:,}" if m["n_killed"] is not None else "n/a"),
+        ("simulation time (s)", f"{run['simulation_seconds']:.2f}"),
+    ]
+    power = summary.get("power")
+    if power:
+
+        def pct(x: float | None) -> str:
+            return "n/a" if x is None else f"{100 * x:.2f}%"
+
+        rows += [
+            ("power check / source", f"{power['power_check']} / {power['power_source']}"),
+            ("power utilisation in the window", pct(power["power_utilisation"])),
+            ("trespass / max instantaneous break", f"{power['trespass']} / {pct(power['max_instantaneous_break'])}"),
+            ("share of window time above the cap", pct(power["time_above_cap_share"])),
+            ("energy over the run (MJ)", f"{power['energy_run_total_j'] / 1e6:,.1f}"),
+            ("jobs started in the window", pct(power["share_started_in_window"])),
+        ]
+        if power.get("prestate_max_dynamic"):
+            rows.insert(
+                -3,
+                (
+                    "prestarted jobs: max power / over the cap alone",
+                    f"{power['prestate_max_dynamic']:,.0f} W / {power['prestate_over_cap']} "
+                    f"(machine trespass {power['machine_trespass']})",
+                ),
+            )
+        if power.get("turnaround_increase") is not None:
+            rows.append(("turnaround increase vs uncapped EASY", pct(power["turnaround_increase"])))
+    for k, v in rows:
+        table.add_row(k, v)
+    console.print(table)
+    for note in run["notes"]:
+        console.print(f"note: {note}")
