@@ -31,11 +31,13 @@ def main() -> None:
     import numpy as np
     import polars as pl
 
-    from wattsched.campaign.runner import load_results, prepare, run_campaign
+    from wattsched.campaign.power import PowerExperiment
+    from wattsched.campaign.runner import load_results, prepare, run_experiment
     from wattsched.campaign.spec import parse_spec
 
     spec = parse_spec(
         {
+            "kind": "power",
             "name": "paper000",
             "platform": "marconi100",
             "workloads": [
@@ -58,10 +60,10 @@ def main() -> None:
     out = REPO / "bench" / "results" / "campaign-run"
     shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
-    manifest = prepare(spec, out)
+    manifest = prepare(PowerExperiment(spec), out)
     t_prepare = time.perf_counter() - t
     t = time.perf_counter()
-    run = run_campaign(spec, out, executor=args.executor, workers=args.workers)
+    run = run_experiment(spec, out, executor=args.executor, workers=args.workers)
     t_runs = time.perf_counter() - t
     results = load_results(out)
     cost = results["elapsed_s"].to_numpy()

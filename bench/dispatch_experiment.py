@@ -27,20 +27,16 @@ def main() -> None:
     args = parser.parse_args()
     import polars as pl
 
-    from wattsched.studies.multires.experiment import (
-        dispatch_summary,
-        load_dispatch_results,
-        parse_dispatch_spec,
-        run_dispatch,
-    )
+    from wattsched.campaign.runner import run_experiment
+    from wattsched.studies.multires.experiment import DispatchSpec, dispatch_summary, load_dispatch_results
 
     cph = {"deterministic_time": args.deterministic_time} if args.deterministic_time else {}
-    spec = parse_dispatch_spec({"kind": "dispatch", "name": "p1-eurora", "instances": [str(TRACES)], "cph": cph})
+    spec = DispatchSpec(kind="dispatch", name="p1-eurora", instances=[str(TRACES)], cph=cph)
     out = REPO / "bench" / "results" / "dispatch-run"
     if not args.keep:
         shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
-    run = run_dispatch(spec, out, workers=args.workers)
+    run = run_experiment(spec, out, workers=args.workers)
     wall = time.perf_counter() - t
     summary = dispatch_summary(out)
     results = load_dispatch_results(out)

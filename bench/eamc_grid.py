@@ -1,5 +1,6 @@
 """Benchmark: paper 002's evaluation grid — 3 app mixes × 6 policies × 2 t_weight = 36 runs of 5,000 jobs on the
-p1/p2 DVFS machine (2 × 512 nodes) — through `wattsched eamc grid`, timed, with the per-run cost.
+p1/p2 DVFS machine (2 × 512 nodes) — through the campaign runner (what `wattsched eamc grid` runs), timed, with
+the per-run cost.
 
     .venv/bin/python bench/eamc_grid.py [--workers 2]
 """
@@ -23,15 +24,16 @@ def main() -> None:
     args = parser.parse_args()
     import polars as pl
 
-    from wattsched.studies.eamc.experiment import load_eamc_results, run_eamc_grid, write_eamc_figures
+    from wattsched.campaign.runner import load_results, report, run_experiment
+    from wattsched.studies.eamc.experiment import EAMCSpec
 
     out = REPO / "bench" / "results" / "eamc-grid"
     shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
-    total, executed, _ = run_eamc_grid(out, data_dir=str(DATA), workers=args.workers)
+    run = run_experiment(EAMCSpec(kind="eamc", data_dir=str(DATA)), out, workers=args.workers)
     wall = time.perf_counter() - t
-    write_eamc_figures(out, out / "report")
-    results = load_eamc_results(out)
+    report(out, out / "report")
+    results = load_results(out)
     summary = pl.read_csv(out / "report" / "summary.csv")
     with pl.Config(tbl_rows=40, tbl_cols=20, tbl_width_chars=220):
         print(
@@ -47,8 +49,8 @@ def main() -> None:
             )
         )
     figures = {
-        "runs": total,
-        "executed": executed,
+        "runs": run.total,
+        "executed": run.executed,
         "workers": args.workers,
         "wall_s": wall,
         "run_s_mean": float(results["run_s"].mean()),

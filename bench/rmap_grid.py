@@ -1,6 +1,7 @@
 """Benchmark: paper 004's whole experiment grid — 4 traces × 5 global bounds × 7 policies (+ the 3 policies with
 the other configuration data) = 200 runs of 30 jobs, on the synthetic Cab data (2,840 configurations) with the
-configuration model fitted on 10% — timed: data generation, model fit, the grid, and the report.
+configuration model fitted on 10% — through the campaign runner (what `wattsched rmap grid` runs) in this process,
+timed: planning (data generation and model fit), the grid's 20 (trace, bound) runs, and the report.
 
     .venv/bin/python bench/rmap_grid.py
 """
@@ -8,6 +9,7 @@ configuration model fitted on 10% — timed: data generation, model fit, the gri
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -15,26 +17,26 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    from wattsched.studies.rmap.experiment import run_rmap_grid, write_rmap_report
-    from wattsched.studies.rmap.machine import fit_config_model, rmap_cab_details, write_model_figures
+    from wattsched.campaign.runner import prepare, report, run_experiment
+    from wattsched.studies.rmap.experiment import RMAPExperiment, RMAPSpec, load_rmap_runs
 
-    t = time.perf_counter()
-    oracle = rmap_cab_details(0)
-    t_data = time.perf_counter() - t
-    t = time.perf_counter()
-    model, errors = fit_config_model(oracle, 0.1, seed=0)
-    t_model = time.perf_counter() - t
-    jobs, decisions, t_grid = run_rmap_grid(oracle, model)
-    t = time.perf_counter()
     out = REPO / "bench" / "results" / "rmap-grid"
-    write_rmap_report(jobs, decisions, out)
-    write_model_figures(errors, out)
+    shutil.rmtree(out, ignore_errors=True)
+    experiment = RMAPExperiment(RMAPSpec(kind="rmap"))
+    t = time.perf_counter()
+    prepare(experiment, out)
+    t_prepare = time.perf_counter() - t
+    t = time.perf_counter()
+    run_experiment(experiment, out, workers=1)
+    t_grid = time.perf_counter() - t
+    t = time.perf_counter()
+    report(out, out)
     t_report = time.perf_counter() - t
+    jobs, _ = load_rmap_runs(out)
     runs = jobs.select("trace", "bound", "policy", "data").unique().height
     figures = {
         "runs": runs,
-        "data_s": t_data,
-        "model_fit_s": t_model,
+        "prepare_s": t_prepare,
         "grid_s": t_grid,
         "per_run_ms": 1000 * t_grid / runs,
         "report_s": t_report,

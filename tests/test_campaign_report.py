@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wattsched.campaign.runner import load_results, run_campaign
+from wattsched.campaign.runner import load_results, run_experiment
 from wattsched.campaign.spec import parse_spec
 from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
 from wattsched.report.dashboard import write_dashboard
@@ -63,7 +63,7 @@ def campaign(tmp_path_factory) -> Path:
         }
     )
     out = tmp_path_factory.mktemp("campaign")
-    run = run_campaign(spec, out, workers=1)
+    run = run_experiment(spec, out, workers=1)
     assert run.executed == run.total == 22  # 2 windows × (1 baseline + 2 caps × (naive + 2 checks × 2 sources))
     return out
 
@@ -194,7 +194,7 @@ def test_a_campaign_without_predictions_still_reports(tmp_path) -> None:
             "grid": {"checks": ["mean"], "sources": ["real"], "caps": [0.6]},
         }
     )
-    run_campaign(spec, tmp_path / "c", workers=1)
+    run_experiment(spec, tmp_path / "c", workers=1)
     paths = write_figures(tmp_path / "c", tmp_path / "figs")
     assert not any(p.name.startswith("prediction_") for p in paths)
     assert len(paths) == 2 * (len(METRICS) + 1)

@@ -55,3 +55,53 @@ def test_aliases_and_missing_columns() -> None:
     assert "size" in coerce_columns(frame().rename({"size": "nodes"})).columns
     with pytest.raises(WorkloadError, match=r"lacks required column\(s\) \['walltime'\]"):
         coerce_columns(frame().drop("walltime"))
+
+
+def test_finish_read_orders_counts_and_locates() -> None:
+    """finish_read: reader checks before the canonical rules, located raw text, rejects by line, jobs in queue
+    order, counts in the provenance."""
+    from wattsched.core.schema import Provenance, finish_read, replace_raw
+
+    jobs = pl.DataFrame(
+        {
+            "job_id": [3, 1, 2, 4],
+            "submit_time": [5.0, 9.0, -1.0, 1.0],
+            "walltime": [10.0, 10.0, 10.0, 10.0],
+            "runtime": [1.0, 1.0, -1.0, 1.0],
+            "size": [1, 1, 1, 9],
+            "__line": [10, 11, 12, 13],
+        }
+    )
+    own = [{"source": "t", "line": 7, "job_id": 0, "field": "line", "reason": "short", "raw": "0 1"}]
+    negative = ("submit_time", pl.col("submit_time") < 0, "submit time is negative")
+    prov = Provenance(source="t", format="test", machine_size=8)
+    read = finish_read(
+        jobs,
+        own,
+        prov,
+        strict=False,
+        line_column="__line",
+        checks=[negative],
+        locate=lambda r: replace_raw(r, lambda line: f"text of {line}"),
+    )
+    assert read.jobs["job_id"].to_list() == [3, 1] and "__line" not in read.jobs.columns
+    assert read.rejects.select("line", "field", "reason", "raw").rows() == [
+        (7, "line", "short", "0 1"),
+        (12, "submit_time", "submit time is negative", "text of 12"),  # the reader's check wins
+        (13, "size", "job size exceeds the machine size (8)", "text of 13"),
+    ]
+    assert (prov.n_jobs, prov.n_rejected) == (2, 3)
+    with pytest.raises(WorkloadError, match=r"t: 2 rejected row\(s\); first at line 7, field 'line': short"):
+        finish_read(jobs, own, Provenance(source="t", format="t"), strict=True, line_column="__line", unit="row")
+
+
+def test_finish_read_orders_rejects_by_file_then_line() -> None:
+    from wattsched.core.schema import Provenance, finish_read
+
+    own = [
+        {"source": "b", "line": 1, "field": "x", "reason": "r"},
+        {"source": "a", "line": 5, "field": "x", "reason": "r"},
+        {"source": "b", "line": 0, "field": "x", "reason": "r"},
+    ]
+    read = finish_read(frame(), own, Provenance(source="a, b", format="test"), strict=False, sources=["a", "b"])
+    assert read.rejects.select("source", "line").rows() == [("a", 5), ("b", 0), ("b", 1)]

@@ -24,6 +24,7 @@ from wattsched.workload.tableio import write_table
 #: running at a window's start requeued at t = 0 (so EASY+PC decides on every job under the cap), no cap after the
 #: 3-h window. The README's demo paragraph says which numbers to read.
 DEMO_CAMPAIGN = """\
+kind = "power"
 name = "demo"
 platform = "marconi100"
 

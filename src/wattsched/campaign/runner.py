@@ -1,245 +1,123 @@
-"""Run a campaign: prepare its workloads once, then execute every run on local processes or a Dask cluster,
-one result file per run, resumable after a crash or a ``kill -9``.
+"""The one campaign runner: every kind of experiment (:mod:`wattsched.campaign.kinds`) runs, resumes, reports its
+status, its results table and its report the same way.
 
-Directory layout (``DIR``):
-
-- ``manifest.json``: the spec, its hash and every run (id and parameters), written once, atomically;
-- ``workloads/<window id>.parquet``: each workload window, predictions included (prepared once);
-- ``predictions/<workload>.parquet``: per-job true and predicted power, for the error plots;
-- ``results/<run id>.json``: one file per finished run, written atomically (temporary file, then rename).
-
-A run is done exactly when its result file exists, so a resumed campaign redoes only the runs that had not
-finished: none is lost or done twice. Results do not depend on the executor or the number of workers (runs are
-deterministic and independent); only the recorded timings differ.
+:func:`run_experiment` creates the campaign directory (or reopens it when it holds this very campaign), lets the
+experiment plan its runs once (the manifest records them), then executes every run without a result file, in this
+process, on local processes or on a Dask cluster (:mod:`wattsched.core.executors`), in bounded batches. A run is
+done exactly when its result file exists (:mod:`wattsched.core.store`), so a campaign killed at any instant, even
+by ``kill -9``, resumes with the runs it had not finished: none is lost or done twice. Ctrl-C or SIGTERM stops it
+cleanly: the finished runs stay, no worker is left behind, and :class:`CampaignInterrupted` says how many of the
+runs are done. Results do not depend on the executor or the number of workers (runs are deterministic and
+independent); only the recorded timings differ.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import BaseModel
 
-from wattsched.campaign.spec import (
-    LEGACY_POST_WINDOW_CAP,
-    CampaignError,
-    CampaignSpec,
-    WorkloadSpec,
-    expand_runs,
-    run_id,
-    workload_variants,
-)
+from wattsched.campaign.kinds import experiment_for, open_experiment
 from wattsched.core.executors import check_executor, map_tasks
+from wattsched.core.experiment import Experiment, no_log
+from wattsched.core.store import (
+    MANIFEST,
+    CampaignError,
+    done_ids,
+    read_manifest,
+    write_manifest,
+)
 
-#: Result fields that depend on the machine, not on the run (left out when comparing result sets).
-TIMING_FIELDS = ("elapsed_s", "simulation_s", "worker")
-MANIFEST = "manifest.json"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` either holds all of it or does not exist (crash-safe)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _atomic_parquet(frame: pl.DataFrame, path: Path, provenance: Any = None) -> None:
-    from wattsched.workload.tableio import write_table
-
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.parquet")
-    write_table(frame, tmp, provenance=provenance)
-    os.replace(tmp, path)
-
-
-def spec_hash(spec: CampaignSpec) -> str:
-    return run_id(spec.model_dump(mode="json"))
-
-
-# ----------------------------------------------------------------------------------------------- preparation
-
-
-def load_workload_spec(wl: WorkloadSpec, seed: int):
-    """The workload of ``wl`` for grid seed ``seed``: read from its file, or generated with its seed offset by
-    ``seed`` (before windows are cut)."""
-    if wl.path is not None:
-        from wattsched.workload.load import load_workload
-
-        return load_workload(wl.path, machine_size=wl.machine_size)
-    g = wl.generate
-    if g.model == "m100":
-        from wattsched.workload.generate import generate_m100like
-
-        return generate_m100like(g.jobs, seed=g.seed + seed, target_load=g.target_load)
-    from wattsched.workload.generate import generate_lublin
-
-    if g.machine_size is None:
-        raise CampaignError(f"workload {wl.name!r}: the lublin generator needs machine_size")
-    return generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
-
-
-def prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
-    """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
-    window ids."""
-    from wattsched.core.schema import ReadResult
-    from wattsched.engine.windows import WindowSpec, cut_windows
-    from wattsched.power.platform import load_platform
-    from wattsched.predict.power_history import HistoryConfig
-    from wattsched.predict.run import run_power_prediction
-
-    read = load_workload_spec(wl, seed)
-    size = wl.machine_size or read.provenance.machine_size
-    if "predicted" in spec.grid.sources:
-        plat = load_platform(spec.platform)
-        pred = run_power_prediction(
-            read,
-            spec.prediction.method,
-            completion=spec.prediction.completion,
-            machine_size=size,
-            history=HistoryConfig(fallback_watts=plat.max_node_watts),
-        )
-        keep = [
-            c
-            for c in ("job_id", "user_id", "submit_time", "runtime", "size", "power_mean", "power_max", "power_std")
-            if c in pred.jobs.columns
-        ]
-        _atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), out / "predictions" / f"{name}.parquet")
-        _atomic_write(out / "predictions" / f"{name}.json", json.dumps(pred.report, indent=2, default=str))
-        read = ReadResult(pred.jobs, read.rejects, read.provenance)
-    if wl.windows is None:
-        _atomic_parquet(read.jobs, out / "workloads" / f"{name}.parquet", read.provenance)
-        return [name]
-    w = wl.windows
-    ids = []
-    for k, (_, window) in enumerate(
-        cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate), machine_size=size)
-    ):
-        wid = f"{name}-w{k:02d}"
-        _atomic_parquet(window.jobs, out / "workloads" / f"{wid}.parquet", window.provenance)
-        ids.append(wid)
-    return ids
-
-
-def prepare(spec: CampaignSpec, out: Path, *, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """Create the campaign directory (or reuse it when it holds this very campaign) and return the manifest."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest_path = out / MANIFEST
-    digest = spec_hash(spec)
-    if manifest_path.exists():
-        manifest = json.loads(manifest_path.read_text())
-        if manifest["spec_hash"] != digest:
-            raise CampaignError(
-                f"{out} holds another campaign ({manifest['spec']['name']!r}, hash {manifest['spec_hash']}); "
-                "use a new directory"
-            )
-        return manifest
-    for sub in ("workloads", "predictions", "results"):
-        (out / sub).mkdir(exist_ok=True)
-    windows = {}
-    for wl, seed, name in workload_variants(spec):
-        t = time.perf_counter()
-        windows[name] = prepare_workload(spec, wl, seed, name, out)
-        log(f"prepared workload {name}: {len(windows[name])} window(s) in {time.perf_counter() - t:.1f} s")
-    runs = expand_runs(spec, windows)
-    manifest = {"spec": spec.model_dump(mode="json"), "spec_hash": digest, "windows": windows, "runs": runs}
-    _atomic_write(manifest_path, json.dumps(manifest, indent=1))
-    return manifest
-
-
-# -------------------------------------------------------------------------------------------------- one run
-
-
-def execute_run(run: dict[str, Any], out_dir: str) -> dict[str, Any]:
-    """Simulate one run of the manifest, write ``results/<id>.json`` atomically and return the result row."""
-    from wattsched.api import run_policy
-    from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PowerCapSchedule, load_platform
-    from wattsched.power.run import PowerSetup
-    from wattsched.workload.load import load_workload
-
-    t0 = time.perf_counter()
-    out = Path(out_dir)
-    read = load_workload(out / "workloads" / f"{run['workload']}.parquet")
-    plat = load_platform(run["platform"])
-    if run["kind"] == "baseline":
-        setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, run["power_window"])
-        result = run_policy(read, run["policy"], power=setup, baseline=False)
-    else:
-        post = run.get("post_window_cap", LEGACY_POST_WINDOW_CAP)
-        cap = PowerCapSchedule.window(run["cap"], plat, window_end=run["power_window"], post_window_cap=post)
-        check = PowerCheck.named(run["check"], reservation=run["reservation"])
-        setup = PowerSetup(plat, check, run["source"], cap, run["power_window"])
-        result = run_policy(read, run["policy"], power=setup, baseline=True)
-    m = result.summary["metrics"]
-    row: dict[str, Any] = {k: v for k, v in run.items()}
-    if run["kind"] != "baseline":
-        row["post_window_cap"] = str(run.get("post_window_cap", LEGACY_POST_WINDOW_CAP))
-    window = read.provenance.header.get("window") or {}
-    row.update(
-        {
-            "jobs": result.jobs.height,
-            "rejected": result.rejects.height,
-            "prestate": window.get("prestate", "none") if isinstance(window, dict) else "none",
-            "prestarted": int(read.jobs["prestarted"].sum()) if "prestarted" in read.jobs.columns else 0,
-            "requeued": int(read.jobs["requeued"].sum()) if "requeued" in read.jobs.columns else 0,
-            **{f"m_{k}": v for k, v in m.items() if isinstance(v, int | float) or v is None},
-            **{
-                f"p_{k}": v
-                for k, v in result.summary["power"].items()
-                if isinstance(v, int | float | bool) or v is None
-            },
-            "simulation_s": result.result.elapsed_s,
-            "elapsed_s": time.perf_counter() - t0,
-            "worker": os.getpid(),
-        }
-    )
-    _atomic_write(out / "results" / f"{run['id']}.json", json.dumps(row, default=float))
-    return row
-
-
-# ------------------------------------------------------------------------------------------------ executors
-
-
-def done_ids(out: Path) -> set[str]:
-    """Ids of the runs whose result file exists (and parses); stray temporary files are removed."""
-    results = out / "results"
-    ids = set()
-    if not results.exists():
-        return ids
-    for path in results.iterdir():
-        if path.name.endswith(".tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            continue
-        if path.suffix == ".json":
-            try:
-                json.loads(path.read_text())
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                path.unlink()  # cannot happen with atomic writes; a hand-damaged file is redone
-                continue
-            ids.add(path.stem)
-    return ids
+#: Result fields of the power and queue kinds that depend on the machine, not on the run (left out when comparing
+#: result sets); every kind declares its own (:attr:`Experiment.timing_fields`).
+TIMING_FIELDS = Experiment.timing_fields
+#: Runs submitted per worker at a time: enough to keep every worker busy, few enough that an interruption drops
+#: little queued work.
+IN_FLIGHT_PER_WORKER = 2
 
 
 @dataclass
 class CampaignRun:
+    """What :func:`run_experiment` did: the campaign's runs, those already done before, those run now."""
+
     total: int
     already_done: int
     executed: int
     seconds: float
 
 
-def run_campaign(
-    spec: CampaignSpec,
+class CampaignInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a campaign; the finished runs are kept (run it again to resume)."""
+
+    def __init__(self, done: int, total: int, out: Path) -> None:
+        super().__init__(f"interrupted, {done} of {total} runs done (run again to resume: {out})")
+        self.done, self.total, self.out = done, total, out
+
+
+def _matches(manifest: dict[str, Any], experiment: Experiment) -> bool:
+    """Whether a directory's manifest is this campaign's. Manifests written before the kind field are power
+    campaigns; dispatch manifests of that time have no hash and compare their spec."""
+    if manifest.get("kind", "power") != experiment.kind:
+        return False
+    if "spec_hash" in manifest:
+        return bool(manifest["spec_hash"] == experiment.spec_hash())
+    return bool(manifest.get("spec") == experiment.spec_data())
+
+
+def prepare(experiment: Experiment, out: Path, *, log: Callable[[str], None] = no_log) -> dict[str, Any]:
+    """Create the campaign directory (or reuse it when it holds this very campaign) and return the manifest."""
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / MANIFEST).exists():
+        manifest = read_manifest(out)
+        if not _matches(manifest, experiment):
+            spec = manifest.get("spec") or {}
+            raise CampaignError(
+                f"{out} holds another campaign ({manifest.get('kind', 'power')} {spec.get('name')!r}); "
+                "use a new directory"
+            )
+        return manifest
+    runs = experiment.plan(out, log)
+    manifest = {
+        "kind": experiment.kind,
+        "name": experiment.name,
+        "spec": experiment.spec_data(),
+        "spec_hash": experiment.spec_hash(),
+        **experiment.manifest_extra(out),
+        "runs": runs,
+    }
+    write_manifest(out, manifest)
+    return manifest
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the campaign as Ctrl-C does (in the main thread; elsewhere signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM while stopping changes nothing
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_experiment(
+    experiment: Experiment | BaseModel,
     out: str | Path,
     *,
     executor: str = "local",
@@ -247,35 +125,49 @@ def run_campaign(
     address: str | None = None,
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    log: Callable[[str], None] = lambda s: None,
+    log: Callable[[str], None] = no_log,
 ) -> CampaignRun:
-    """Prepare (once) and execute every run not done yet. ``limit`` stops after that many runs (for tests)."""
+    """Prepare (once) and execute every run of ``experiment`` (an :class:`Experiment`, or a spec of any kind)
+    not done yet in ``out``. ``executor``: ``"local"`` (``workers`` processes; 1 runs in this process; default:
+    the CPU count) or ``"dask"`` (a local cluster of ``workers``, or the scheduler at ``address``). ``limit`` stops
+    after that many runs; ``progress(done, total)`` is called after each run. Raises
+    :class:`CampaignInterrupted` on Ctrl-C or SIGTERM, after the workers are ended."""
+    exp = experiment if isinstance(experiment, Experiment) else experiment_for(experiment)
     check_executor(executor, CampaignError)
     out = Path(out)
     t0 = time.perf_counter()
-    manifest = prepare(spec, out, log=log)
+    manifest = prepare(exp, out, log=log)
     runs = manifest["runs"]
-    done = done_ids(out)
+    done = done_ids(out, clean=True)
     todo = [r for r in runs if r["id"] not in done]
     if limit is not None:
         todo = todo[:limit]
     workers = workers or max(1, os.cpu_count() or 1)
     log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
-    out_dir = str(out.resolve()) if executor == "dask" else str(out)
-    stream = map_tasks(
-        partial(execute_run, out_dir=out_dir),
-        todo,
-        executor=executor,
-        workers=workers,
-        address=address,
-        ordered=False,
-        keys=[f"run-{r['id']}" for r in todo],
-    )
-    finished = len(done)
-    for _ in stream:
-        finished += 1
-        if progress is not None:
-            progress(finished, len(runs))
+    # Dask workers may run elsewhere: they get the absolute path
+    target = out.resolve() if executor == "dask" else out
+    finished = len(done & {r["id"] for r in runs})
+    try:
+        with _sigterm_as_interrupt():
+            stream = map_tasks(
+                exp.task(target),
+                todo,
+                executor=executor,
+                workers=workers,
+                address=address,
+                ordered=False,
+                keys=[f"{exp.kind}-{r['id']}" for r in todo],
+                in_flight=IN_FLIGHT_PER_WORKER * workers,
+            )
+            try:
+                for _ in stream:
+                    finished += 1
+                    if progress is not None:
+                        progress(finished, len(runs))
+            finally:
+                stream.close()  # ends the workers now when the loop was interrupted
+    except KeyboardInterrupt:
+        raise CampaignInterrupted(len(done_ids(out) & {r["id"] for r in runs}), len(runs), out) from None
     return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
 
 
@@ -283,32 +175,42 @@ def run_campaign(
 
 
 def status(out: str | Path) -> dict[str, Any]:
-    """Progress of a campaign directory: runs done and to do, per workload and kind."""
+    """Progress of a campaign directory: its kind and name, runs done and to do, and a ``per`` table counting
+    them by the kind's two ``keys`` (e.g. workload window and run kind; dispatcher and estimate)."""
     out = Path(out)
-    if not (out / MANIFEST).exists():
-        raise CampaignError(f"{out} is not a campaign directory (no {MANIFEST})")
-    manifest = json.loads((out / MANIFEST).read_text())
+    exp = open_experiment(out)
+    runs = exp.runs(out)
     done = done_ids(out)
+    keys = exp.status_keys
     frame = pl.DataFrame(
-        [{"workload": r["workload"], "kind": r["kind"], "done": r["id"] in done} for r in manifest["runs"]]
+        [{keys[0]: str(r.get(keys[0])), keys[1]: str(r.get(keys[1])), "done": r["id"] in done} for r in runs],
+        schema={keys[0]: pl.Utf8, keys[1]: pl.Utf8, "done": pl.Boolean},
     )
-    per = frame.group_by("workload", "kind").agg(pl.len().alias("runs"), pl.col("done").sum()).sort("workload", "kind")
+    per = frame.group_by(*keys).agg(pl.len().alias("runs"), pl.col("done").sum()).sort(*keys)
     return {
-        "name": manifest["spec"]["name"],
-        "runs": len(manifest["runs"]),
-        "done": len(done & {r["id"] for r in manifest["runs"]}),
-        "per_workload": per,
+        "kind": exp.kind,
+        "name": exp.name,
+        "runs": len(runs),
+        "done": len(done & {r["id"] for r in runs}),
+        "keys": keys,
+        "per": per,
     }
 
 
 def load_results(out: str | Path) -> pl.DataFrame:
-    """Every finished run as one table, in the manifest's order."""
+    """Every finished run as one table, in the manifest's order (empty when none has finished)."""
     out = Path(out)
-    if not (out / MANIFEST).exists():
-        raise CampaignError(f"{out} is not a campaign directory (no {MANIFEST})")
-    manifest = json.loads((out / MANIFEST).read_text())
-    done = done_ids(out)
-    rows = [json.loads((out / "results" / f"{r['id']}.json").read_text()) for r in manifest["runs"] if r["id"] in done]
-    if not rows:
-        return pl.DataFrame()
-    return pl.DataFrame(rows, infer_schema_length=None)
+    return open_experiment(out).results(out)
+
+
+def report(out: str | Path, dest: str | Path | None = None, **options: Any) -> list[Path]:
+    """The experiment's figures and tables of the finished runs in ``dest`` (default ``out/report``)."""
+    out = Path(out)
+    exp = open_experiment(out)
+    return exp.report(out, Path(dest) if dest is not None else out / "report", **options)
+
+
+def summary_tables(out: str | Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:
+    """The tables the experiment prints after its report, each with its title."""
+    out = Path(out)
+    return open_experiment(out).summary(out, **options)

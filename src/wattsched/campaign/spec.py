@@ -1,6 +1,8 @@
-"""A campaign: a validated grid of simulation runs (paper 000 ran 1,320 plus 30 baselines), from TOML or YAML.
+"""The power campaign's spec: a validated grid of power-capped simulation runs (paper 000 ran 1,320 plus 30
+baselines), from TOML, YAML or JSON. Its experiment is :class:`wattsched.campaign.power.PowerExperiment`.
 
 ```toml
+kind = "power"
 name = "p0"
 platform = "marconi100"
 
@@ -34,31 +36,19 @@ turnaround costs: see docs/decisions.md); a list sweeps it like the caps.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import tomllib
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from wattsched.core.spec import StrictModel, read_spec_file, validate_spec
+from wattsched.core.store import run_id
 from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.policies.registry import POLICIES
 from wattsched.power.run import POWER_SOURCES
 from wattsched.predict.run import POWER_METHODS
-
-
-class CampaignError(ValueError):
-    """A campaign file that cannot be run (with the file and the field)."""
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-M = TypeVar("M", bound=BaseModel)
 
 
 class GenerateSpec(StrictModel):
@@ -195,6 +185,9 @@ class PredictionSpec(StrictModel):
 
 
 class CampaignSpec(StrictModel):
+    """A power campaign (see the module docstring)."""
+
+    kind: Literal["power"] = "power"
     name: str = Field(default="campaign", min_length=1)
     platform: str = "marconi100"
     workloads: list[WorkloadSpec] = Field(min_length=1)
@@ -211,62 +204,25 @@ class CampaignSpec(StrictModel):
 
 
 def load_spec(path: str | Path) -> CampaignSpec:
-    """Read and validate a campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``)."""
+    """Read and validate a power campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``)."""
     return parse_spec(read_spec_file(path), str(path))
 
 
-def read_spec_file(path: str | Path) -> Any:
-    """The raw data of a campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``), errors naming the file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CampaignError(f"{path}: cannot read the campaign file ({exc.strerror})") from exc
-    try:
-        if path.suffix == ".toml":
-            data = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        elif path.suffix == ".json":
-            data = json.loads(text)
-        else:
-            raise CampaignError(f"{path}: campaign files are .toml, .yaml or .json")
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise CampaignError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
-    except Exception as exc:  # yaml.YAMLError without importing yaml up front
-        if type(exc).__module__.startswith("yaml"):
-            raise CampaignError(f"{path}: not valid YAML: {exc}") from exc
-        raise
-    return data
-
-
 def parse_spec(data: Any, source: str = "campaign") -> CampaignSpec:
+    """``data`` validated as a power campaign (``kind`` may be left out here: this function chose the kind)."""
     return validate_spec(CampaignSpec, data, source)
 
 
-def validate_spec(model: type[M], data: Any, source: str) -> M:
-    """``data`` validated as ``model``; every problem named by its field path, in one :class:`CampaignError`."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
-        raise CampaignError(f"{source}: {problems}") from exc
-
-
-def run_id(params: dict[str, Any]) -> str:
-    """A stable id for a run: the hash of its parameters (sorted JSON)."""
-    blob = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
 def workload_variants(spec: CampaignSpec) -> list[tuple[WorkloadSpec, int, str]]:
-    """Each workload once per grid seed: ``(workload, seed, name)``. A seed offsets the generator's seed and the
+    """Each workload once per grid seed: ``(workload, seed, name)`` (see :func:`variants`)."""
+    return variants(spec.workloads, spec.grid.seeds)
+
+
+def variants(workloads: list[WorkloadSpec], seeds: list[int]) -> list[tuple[WorkloadSpec, int, str]]:
+    """Each workload once per seed: ``(workload, seed, name)``. A seed offsets the generator's seed and the
     windows' seed, so seeds replicate the experiment on other samples; with the single default seed 0 the name is
     the workload's own."""
-    seeds = spec.grid.seeds
-    return [(wl, seed, wl.name if seeds == [0] else f"{wl.name}-s{seed}") for wl in spec.workloads for seed in seeds]
+    return [(wl, seed, wl.name if seeds == [0] else f"{wl.name}-s{seed}") for wl in workloads for seed in seeds]
 
 
 def expand_runs(spec: CampaignSpec, windows: dict[str, list[str]]) -> list[dict[str, Any]]:

@@ -11,7 +11,9 @@ import polars as pl
 import typer
 from rich.table import Table
 
+from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.common import console, fail, parse_items
+from wattsched.core.store import CampaignError
 
 app = typer.Typer(
     help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.", no_args_is_help=True
@@ -166,28 +168,30 @@ def eamc_grid(
         Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
     ] = None,
 ) -> None:
-    """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv."""
+    """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv: an alias
+    of ``campaign run`` with a spec of kind eamc (docs/eamc.md)."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
+    from wattsched.campaign.kinds import parse_experiment
+    from wattsched.campaign.runner import report
     from wattsched.studies.eamc.dvfs import DVFSConfigError
-    from wattsched.studies.eamc.experiment import run_eamc_grid, write_eamc_figures
 
     try:
-        total, executed, seconds = run_eamc_grid(
-            output,
-            data_dir=str(data_dir) if data_dir else None,
-            mixes=parse_items(mixes),
-            policies=parse_items(policies) if policies else None,
-            t_weights=[float(x) for x in parse_items(t_weights)],
-            seeds=[int(x) for x in parse_items(seeds)],
-            n_jobs=jobs,
-            executor=executor,
-            workers=workers,
-            address=address,
-        )
-        paths = write_eamc_figures(output, output / "report")
-    except (DVFSConfigError, ValueError, FileNotFoundError) as exc:
+        spec = {
+            "kind": "eamc",
+            "name": "eamc-grid",
+            "data_dir": str(data_dir) if data_dir else None,
+            "mixes": parse_items(mixes),
+            "t_weights": [float(x) for x in parse_items(t_weights)],
+            "seeds": [int(x) for x in parse_items(seeds)],
+            "jobs": jobs,
+            **({"policies": parse_items(policies)} if policies else {}),
+        }
+        experiment = parse_experiment(spec, "eamc grid")
+        result = run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
+        paths = report(output, output / "report")
+    except (CampaignError, DVFSConfigError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     console.print(
-        f"{total} runs in {output}: {executed} ran now ({seconds:.1f} s); report: {len(paths)} files in "
-        f"{output / 'report'}"
+        f"{result.total} runs in {output}: {result.executed} ran now ({result.seconds:.1f} s); report: "
+        f"{len(paths)} files in {output / 'report'}"
     )

@@ -99,7 +99,7 @@ def demo(
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
     """Paper 000's campaign in small: write its spec, run it, then the figures, the dashboard and the summary."""
     # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
-    from wattsched.campaign.runner import run_campaign
+    from wattsched.campaign.runner import run_experiment
     from wattsched.campaign.spec import load_spec
     from wattsched.demo import DEMO_CAMPAIGN
     from wattsched.report.dashboard import write_dashboard
@@ -116,7 +116,7 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
     t0 = time.perf_counter()
     with progress_bar("[bold]runs") as bar:
         task = bar.add_task("runs", total=None)
-        run = run_campaign(
+        run = run_experiment(
             spec,
             output / "campaign",
             workers=workers,

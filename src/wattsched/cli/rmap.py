@@ -8,14 +8,18 @@ from typing import Annotated
 import polars as pl
 import typer
 
+from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.common import console, fail, parse_items, print_table
+from wattsched.core.store import CampaignError
 
 app = typer.Typer(help="RMAP (paper 004): hardware overprovisioning under a global power bound.", no_args_is_help=True)
 
 
 @app.command("grid")
 def rmap_grid(
-    output: Annotated[Path, typer.Option(help="Directory: jobs, decisions, model errors and the report.")],
+    output: Annotated[
+        Path, typer.Option(help="Campaign directory (resumed if it holds this grid): jobs, decisions, model, report.")
+    ],
     traces: Annotated[
         str, typer.Option(help="Comma-separated traces: small, large, random1, random2.")
     ] = "small,large,random1,random2",
@@ -43,44 +47,42 @@ def rmap_grid(
     ] = "calibrated",
 ) -> None:
     """Paper 004's experiment: traces × bounds × Traditional / Naive / Adaptive (0–30%, unbounded), oracle and
-    model data; summary and Figs. 6–15."""
+    model data; summary and Figs. 6–15: an alias of ``campaign run`` with a spec of kind rmap (docs/rmap.md), plus
+    every job and decision in DIR/jobs.parquet and DIR/decisions.parquet."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
-    from wattsched.studies.rmap.experiment import rmap_summary, run_rmap_grid, table4_check, write_rmap_report
-    from wattsched.studies.rmap.machine import JobDetails, fit_config_model, rmap_cab_details, write_model_figures
-    from wattsched.studies.rmap.traces import TRACES
+    from wattsched.campaign.kinds import parse_experiment
+    from wattsched.campaign.runner import report
+    from wattsched.studies.rmap.experiment import load_rmap_runs, rmap_summary, table4_check
 
     try:
-        oracle = JobDetails.read(details) if details is not None else rmap_cab_details(seed, cab_data=cab_data)
-        model, errors = fit_config_model(oracle, sample_share, seed=seed)
-        chosen = tuple(parse_items(traces))
-        bad = [t for t in chosen if t not in TRACES]
-        if bad:
-            raise ValueError(f"unknown trace(s) {bad}; choose from {', '.join(TRACES)}")
-        jobs, decisions, seconds = run_rmap_grid(
-            oracle,
-            model,
-            traces=chosen,
-            bounds=tuple(float(b) for b in parse_items(bounds)),
-            seed=seed,
-            overestimate=overestimate,
-            arrival_scale=arrival_scale,
-        )
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        spec = {
+            "kind": "rmap",
+            "name": "rmap-grid",
+            "traces": parse_items(traces),
+            "bounds": [float(b) for b in parse_items(bounds)],
+            "seed": seed,
+            "sample_share": sample_share,
+            "overestimate": overestimate,
+            "arrival_scale": arrival_scale,
+            "details": str(details) if details is not None else None,
+            "cab_data": cab_data,
+        }
+        experiment = parse_experiment(spec, "rmap grid")
+        result = run_with_progress(experiment, output, workers=1)
+        jobs, decisions = load_rmap_runs(output)
+        jobs.write_parquet(output / "jobs.parquet")
+        decisions.write_parquet(output / "decisions.parquet")
+        paths = report(output, output / "report")
+    except (CampaignError, ValueError, FileNotFoundError, RuntimeError) as exc:
         fail(str(exc))
-    output.mkdir(parents=True, exist_ok=True)
-    jobs.write_parquet(output / "jobs.parquet")
-    decisions.write_parquet(output / "decisions.parquet")
-    errors.write_parquet(output / "model_errors.parquet")
-    paths = write_rmap_report(jobs, decisions, output / "report")
-    paths += write_model_figures(errors, output / "report")
     summary = rmap_summary(jobs).filter(pl.col("default_data"))
     print_table(
         summary.select(
             "trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse"
         ),
-        f"RMAP grid ({seconds:.1f} s): mean turnaround (s), normalised to Traditional",
+        f"RMAP grid ({result.seconds:.1f} s): mean turnaround (s), normalised to Traditional",
     )
-    if "large" in chosen and 6500.0 in [float(b) for b in parse_items(bounds)]:
+    if "large" in spec["traces"] and 6500.0 in spec["bounds"]:
         gains = table4_check(rmap_summary(jobs))
         console.print(
             "large trace at 6,500 W, improvement over Traditional (the paper's Table 4 quantity): "

@@ -3,11 +3,18 @@ telemetry windows of a dataset build). One place, so every fan-out behaves the s
 
 Local pools use the ``spawn`` start method (no fork after Numba or Polars threads started); a Dask run without an
 ``address`` starts a local cluster of single-threaded worker processes on the loopback interface and closes it.
+
+With ``in_flight``, at most that many tasks are submitted at a time (the next one as one finishes), so that an
+interrupted fan-out has little queued work to drop. However the consumer stops (an exception, Ctrl-C, closing the
+iterator), queued tasks are cancelled and the local worker processes are ended at once: none is left behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import itertools
+import multiprocessing
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -31,31 +38,56 @@ def map_tasks(
     address: str | None = None,
     ordered: bool = True,
     keys: Sequence[str] | None = None,
-) -> Iterator[R]:
+    in_flight: int | None = None,
+) -> Generator[R, None, None]:
     """Results of ``fn`` over ``items``: in input order when ``ordered``, else as they finish. ``fn`` must be a
-    picklable top-level function (or a ``functools.partial`` of one) unless it runs here (``local``, 1 worker)."""
+    picklable top-level function (or a ``functools.partial`` of one) unless it runs here (``local``, 1 worker).
+    ``in_flight`` bounds the tasks submitted at a time (unordered only; default: all at once)."""
     check_executor(executor)
     if executor == "local":
-        yield from _local(fn, items, workers, ordered)
+        yield from _local(fn, items, workers, ordered, in_flight)
     else:
-        yield from _dask(fn, items, workers, address, ordered, keys)
+        yield from _dask(fn, items, workers, address, ordered, keys, in_flight)
 
 
-def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool) -> Iterator[R]:
+def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool, in_flight: int | None) -> Iterator[R]:
     if workers <= 1:
         for item in items:
             yield fn(item)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
         if ordered:
             yield from pool.map(fn, items)
-            return
-        for future in as_completed([pool.submit(fn, item) for item in items]):
-            yield future.result()
+        else:
+            pending = iter(items)
+            limit = len(items) if in_flight is None else max(in_flight, 1)
+            running = {pool.submit(fn, item) for item in itertools.islice(pending, limit)}
+            while running:
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    result = future.result()
+                    running |= {pool.submit(fn, item) for item in itertools.islice(pending, 1)}
+                    yield result
+    except BaseException:
+        _end_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _end_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued tasks and end the pool's worker processes now (a plain shutdown would wait for the
+    running tasks, i.e. leave workers computing after Ctrl-C or SIGTERM)."""
+    processes = list((pool._processes or {}).values())  # the pool's own workers (no public accessor)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(5.0)
+        if process.is_alive():
+            process.kill()
+            process.join(5.0)
 
 
 def _dask(
@@ -65,8 +97,9 @@ def _dask(
     address: str | None,
     ordered: bool,
     keys: Sequence[str] | None,
+    in_flight: int | None,
 ) -> Iterator[R]:
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster, as_completed  # deferred: dask is heavy and optional here
 
     cluster = None
     if address is None:
@@ -77,9 +110,27 @@ def _dask(
     else:
         client = Client(address)
     try:
-        extra: dict[str, Any] = {"key": list(keys)} if keys is not None else {}
-        futures = client.map(fn, list(items), pure=False, **extra)
-        for future in futures if ordered else as_completed(futures):
+        items = list(items)
+        names = list(keys) if keys is not None else None
+        if ordered or in_flight is None or in_flight >= len(items):
+            extra: dict[str, Any] = {"key": names} if names is not None else {}
+            futures = client.map(fn, items, pure=False, **extra)
+            for future in futures if ordered else as_completed(futures):
+                yield future.result()
+            return
+        submitted = 0
+
+        def submit() -> Any:
+            nonlocal submitted
+            k = submitted
+            submitted += 1
+            extra = {"key": names[k]} if names is not None else {}
+            return client.submit(fn, items[k], pure=False, **extra)
+
+        stream = as_completed([submit() for _ in range(max(in_flight, 1))])
+        for future in stream:
+            if submitted < len(items):
+                stream.add(submit())
             yield future.result()
     finally:
         client.close()

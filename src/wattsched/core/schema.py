@@ -1,7 +1,9 @@
 """The canonical job table: one row per job, the single currency between readers, predictors and the simulator.
 
 Every reader returns a :class:`ReadResult` ``(jobs, rejects, provenance)``. Nothing is dropped silently: a row that
-cannot be used appears in ``rejects`` with its source line, the offending field and a reason.
+cannot be used appears in ``rejects`` with its source line, the offending field and a reason. Every reader ends with
+:func:`finish_read`, so the canonical rules, the order of jobs and rejects, the counts and ``strict`` are the same
+whatever the format.
 
 Times are float seconds. ``size`` is the number of resource units the job occupies on the simulated machine
 (processors for SWF traces, nodes for node-exclusive machines such as Marconi100); ``provenance.size_unit`` says which.
@@ -10,9 +12,11 @@ Times are float seconds. ``size`` is the number of resource units the job occupi
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import polars as pl
 
 #: Required columns and their dtypes. ``runtime`` is the truth: only the engine may read it.
@@ -95,7 +99,7 @@ def empty_rejects() -> pl.DataFrame:
     return pl.DataFrame(schema=REJECTS_SCHEMA)
 
 
-def make_rejects(rows: list[dict[str, Any]]) -> pl.DataFrame:
+def make_rejects(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     """Build a rejects table from dict rows (missing keys become null)."""
     if not rows:
         return empty_rejects()
@@ -135,18 +139,28 @@ def coerce_columns(jobs: pl.DataFrame) -> pl.DataFrame:
     return canonical_order(jobs)
 
 
+#: A reader's own rule: ``(field, condition, reason)``; the reason is text or an expression over the row.
+Check = tuple[str, pl.Expr, str | pl.Expr]
+
+
 def validate_jobs(
-    jobs: pl.DataFrame, *, machine_size: int | None, source: str, line_column: str | None = None
+    jobs: pl.DataFrame,
+    *,
+    machine_size: int | None,
+    source: str,
+    line_column: str | None = None,
+    checks: Sequence[Check] = (),
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Split a coerced table into accepted jobs and rejects, applying the canonical semantic rules.
 
     Rules (each reject names the field and why): ``job_id`` and ``submit_time`` present; ``submit_time`` finite;
     ``runtime`` present and ≥ 0; ``walltime`` present (readers apply their own missing-walltime convention first)
     and ≥ 0; ``size`` present and ≥ 1; ``size`` ≤ ``machine_size`` when known; ``job_id`` unique (later
-    duplicates are rejected).
+    duplicates are rejected). ``checks`` are a reader's own rules, judged before these; the first failing rule
+    names the reject.
     ``line_column`` names a column holding source line numbers for the rejects (it is dropped from the jobs).
     """
-    checks: list[tuple[str, pl.Expr, str]] = [
+    canonical: list[Check] = [
         ("job_id", pl.col("job_id").is_null(), "job id is missing"),
         (
             "submit_time",
@@ -161,12 +175,12 @@ def validate_jobs(
         ("size", pl.col("size") <= 0, "job size is not positive"),
     ]
     if machine_size is not None:
-        checks.append(("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})"))
+        canonical.append(("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})"))
     reason = pl.lit(None, dtype=pl.Utf8)
     field_ = pl.lit(None, dtype=pl.Utf8)
     # Build a "first failing rule" expression by folding the checks in reverse.
-    for name, cond, why in reversed(checks):
-        reason = pl.when(cond.fill_null(False)).then(pl.lit(why)).otherwise(reason)
+    for name, cond, why in reversed([*checks, *canonical]):
+        reason = pl.when(cond.fill_null(False)).then(why if isinstance(why, pl.Expr) else pl.lit(why)).otherwise(reason)
         field_ = pl.when(cond.fill_null(False)).then(pl.lit(name)).otherwise(field_)
     tagged = jobs.with_columns(reason.alias("__reason"), field_.alias("__field"))
     # A duplicate id is judged among the rows that pass every other rule, so a bad earlier row does not turn a
@@ -198,7 +212,7 @@ def validate_jobs(
         pl.col("__reason").alias("reason"),
         raw.alias("raw"),
     )
-    return good, rejects.cast(REJECTS_SCHEMA)
+    return good, rejects.cast(pl.Schema(REJECTS_SCHEMA))
 
 
 def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str = "line") -> None:
@@ -222,3 +236,76 @@ def sort_queue_order(jobs: pl.DataFrame) -> pl.DataFrame:
     if QUEUE_RANK in jobs.columns:
         return jobs.sort(["submit_time", QUEUE_RANK, "job_id"], nulls_last=True, maintain_order=True)
     return jobs.sort(["submit_time", "job_id"], maintain_order=True)
+
+
+def _in_queue_order(jobs: pl.DataFrame) -> bool:
+    """True when rows already follow (submit_time, job_id): most traces do, and a sort of 450k rows costs."""
+    if QUEUE_RANK in jobs.columns:
+        return False
+    if jobs.height < 2:
+        return True
+    ds = np.diff(jobs["submit_time"].to_numpy())
+    dj = np.diff(jobs["job_id"].to_numpy())
+    return bool(np.all((ds > 0) | ((ds == 0) & (dj >= 0))))
+
+
+def _as_rejects(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rejects columns in their order and dtypes."""
+    return frame.select(list(REJECTS_SCHEMA)).cast(pl.Schema(REJECTS_SCHEMA))
+
+
+def replace_raw(rejects: pl.DataFrame, text: Callable[[int], str]) -> pl.DataFrame:
+    """The rejects with ``raw`` replaced by ``text(line)``: the source text of each reject's line."""
+    texts = [text(line) for line in rejects["line"].to_list()]
+    return rejects.with_columns(pl.Series("raw", texts, dtype=pl.Utf8))
+
+
+def finish_read(
+    jobs: pl.DataFrame,
+    rejects: pl.DataFrame | Sequence[Mapping[str, Any]],
+    provenance: Provenance,
+    *,
+    strict: bool,
+    line_column: str | None = None,
+    checks: Sequence[Check] = (),
+    locate: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    sources: Sequence[str] | None = None,
+    unit: str = "line",
+) -> ReadResult:
+    """The end every reader shares: coerce, validate, merge the rejects, queue order, counts, ``strict``.
+
+    ``jobs`` are the reader's candidate rows (canonical and source-specific columns, ``line_column`` holding each
+    row's source line; it is dropped). ``rejects`` are the records the reader refused itself, complete (source,
+    line, field, reason, raw). ``provenance`` is complete but for ``n_jobs`` and ``n_rejected``, set here; its
+    ``source`` names the input and its ``machine_size`` bounds ``size``.
+
+    ``checks`` are the reader's own rules on candidate rows, judged before the canonical ones of
+    :func:`validate_jobs`. Their rejects' ``raw`` is a summary of the canonical columns: ``locate`` turns them
+    into source terms (the line's text in ``raw``, see :func:`replace_raw`; for a reader of several files also
+    ``source`` and ``line``). Rejects come back ordered by ``line`` (with ``sources``, by file in that order
+    first), jobs in queue order. Under ``strict`` any reject raises :class:`WorkloadError` naming the first one;
+    ``unit`` says what a record is ("line", "row", "record").
+    """
+    good, refused = validate_jobs(
+        coerce_columns(jobs),
+        machine_size=provenance.machine_size,
+        source=provenance.source,
+        line_column=line_column,
+        checks=checks,
+    )
+    if locate is not None and refused.height:
+        refused = _as_rejects(locate(refused))
+    own = rejects if isinstance(rejects, pl.DataFrame) else make_rejects(rejects)
+    merged = pl.concat([_as_rejects(own), refused])
+    if sources is None:
+        merged = merged.sort("line", maintain_order=True)
+    else:
+        order = {s: i for i, s in enumerate(dict.fromkeys(sources))}
+        rank = pl.col("source").replace_strict(order, return_dtype=pl.Int64)
+        merged = merged.sort(rank, "line", maintain_order=True)
+    if not _in_queue_order(good):
+        good = sort_queue_order(good)
+    provenance.n_jobs = good.height
+    provenance.n_rejected = merged.height
+    raise_if_strict(provenance.source, merged, strict, unit)
+    return ReadResult(good, merged, provenance)

@@ -21,8 +21,7 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
-from wattsched.campaign.runner import done_ids, load_results
-from wattsched.campaign.spec import CampaignError
+from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
     SOURCE_ORDER,
     SUMMARY_METRICS,
@@ -31,6 +30,7 @@ from wattsched.campaign.summary import (
     cost_summary,
     estimator_order,
 )
+from wattsched.core.store import CampaignError, done_ids, read_manifest
 from wattsched.report.figures import (
     METRICS,
     GanttData,
@@ -39,7 +39,6 @@ from wattsched.report.figures import (
     per_user_errors,
     predicted_metrics,
     prediction_files,
-    read_manifest,
     resample_step,
     run_title,
     source_colour,

@@ -33,14 +33,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import PercentFormatter
 
-from wattsched.campaign.runner import MANIFEST, load_results
-from wattsched.campaign.spec import CampaignError
+from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
     campaign_summary,
     capped_runs,
     estimator_label,
     estimator_order,
 )
+from wattsched.core.store import CampaignError, read_manifest
 from wattsched.predict.evaluate import POWER_METRICS, per_user_mae
 
 __all__ = [
@@ -61,7 +61,6 @@ __all__ = [
     "plot_prediction_scatter",
     "predicted_metrics",
     "prediction_files",
-    "read_manifest",
     "resample_step",
     "run_title",
     "source_colour",
@@ -514,14 +513,6 @@ class GanttData:
     window_end: float
     dynamic_range: float
     summary: dict[str, Any]
-
-
-def read_manifest(campaign_dir: str | Path) -> dict[str, Any]:
-    """The campaign's manifest (spec, spec hash, windows and every run), or a :class:`CampaignError`."""
-    path = Path(campaign_dir) / MANIFEST
-    if not path.exists():
-        raise CampaignError(f"{campaign_dir} is not a campaign directory (no {MANIFEST})")
-    return json.loads(path.read_text())
 
 
 def default_gantt_run(campaign_dir: str | Path, results: pl.DataFrame | None = None) -> str:

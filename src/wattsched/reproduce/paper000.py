@@ -18,6 +18,8 @@ table in :mod:`wattsched.reproduce.paper000_claims`.
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -26,7 +28,20 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.campaign.spec import CampaignSpec, GridSpec, WindowsSpec, expand_runs, parse_spec
+from wattsched.campaign.power import prepare_workload, spec_hash
+from wattsched.campaign.runner import load_results, run_experiment
+from wattsched.campaign.spec import (
+    CampaignSpec,
+    GridSpec,
+    WindowsSpec,
+    expand_runs,
+    parse_spec,
+    workload_variants,
+)
+from wattsched.campaign.workloads import load_workload_spec
+from wattsched.core.executors import map_tasks
+from wattsched.core.store import MANIFEST, write_manifest
+from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
 
 #: The 11 estimators of §6.4: naive (own source) + 5 checks × {real, predicted}.
@@ -101,6 +116,7 @@ def campaign_data(setting: Setting, seeds: tuple[int, ...], experiment: str) -> 
         raise ValueError(f"experiment must be 'estimators' or 'policies', got {experiment!r}")
     grid.update({"seeds": list(seeds), "power_window": POWER_WINDOW, **_grid_extra()})
     return {
+        "kind": "power",
         "name": f"paper000-{experiment}-{setting.name}",
         "platform": "marconi100",
         "workloads": [workload],
@@ -113,9 +129,6 @@ def campaign_data(setting: Setting, seeds: tuple[int, ...], experiment: str) -> 
 def windows_of(setting: Setting, seed: int) -> list[Any]:
     """The windows (``ReadResult`` each) that the reproduction's campaigns run for ``seed``, without predictions:
     the one construction shared by ``reproduce 000``, the power-shape tests and the docs."""
-    from wattsched.campaign.runner import load_workload_spec
-    from wattsched.engine.windows import WindowSpec, cut_windows
-
     spec = parse_spec(campaign_data(setting, (seed,), "estimators"))
     wl = spec.workloads[0]
     read = load_workload_spec(wl, seed)
@@ -137,8 +150,6 @@ def grid_size(spec: CampaignSpec) -> dict[str, int]:
 
 
 def _variants(spec: CampaignSpec) -> list[tuple[Any, int, str]]:
-    from wattsched.campaign.spec import workload_variants
-
     return workload_variants(spec)
 
 
@@ -176,26 +187,16 @@ def toml_text(data: dict[str, Any]) -> str:
 
 def _prepare_variant(item: tuple[dict[str, Any], int, str, str]) -> tuple[str, list[str]]:
     """Generate, predict and cut one workload variant (one seed) of a campaign: a picklable task."""
-    from wattsched.campaign.runner import prepare_workload
-
     data, seed, name, out = item
     spec = parse_spec(data)
     return name, prepare_workload(spec, spec.workloads[0], seed, name, Path(out))
 
 
 def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], workers: int) -> None:
-    """Prepare both campaigns' directories as ``campaign.runner.prepare`` would, but with the seeds' workloads
+    """Prepare both campaigns' directories as the campaign runner would, but with the seeds' workloads
     prepared in parallel, and once: §6.6 runs "the same workloads as the previous sections", so the policies
     campaign gets the estimators campaign's window files (hard links) and its own manifest. Rerunning either TOML
     file with ``wattsched campaign run`` regenerates the same windows (generation and cutting are seeded)."""
-    import json
-    import os
-    import shutil
-
-    from wattsched.campaign.runner import MANIFEST, spec_hash
-    from wattsched.campaign.spec import workload_variants
-    from wattsched.core.executors import map_tasks
-
     if all((dirs[e] / MANIFEST).exists() for e in datas):
         return
     first = next(iter(datas))
@@ -218,21 +219,19 @@ def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], work
                             shutil.copy2(path, target)
         s = parse_spec(data)
         manifest = {
+            "kind": "power",
+            "name": s.name,
             "spec": s.model_dump(mode="json"),
             "spec_hash": spec_hash(s),
             "windows": windows,
             "runs": expand_runs(s, windows),
         }
-        tmp = d / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=1))
-        os.replace(tmp, d / MANIFEST)
+        write_manifest(d, manifest)
 
 
 def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFrame, dict[str, CampaignSpec]]:
     """Write both campaign files, prepare them (seeds in parallel), run them with ``ctx.workers`` processes and
     return every finished run (with an ``experiment`` column) and the specs."""
-    from wattsched.campaign.runner import load_results, run_campaign
-
     specs, dirs, datas = {}, {}, {}
     for experiment, filename in (("estimators", "campaign.toml"), ("policies", "campaign-policies.toml")):
         data = campaign_data(setting, ctx.seeds, experiment)
@@ -248,7 +247,7 @@ def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFra
     frames = []
     for experiment, spec in specs.items():
         ctx.step(f"running the {experiment} campaign ({dirs[experiment].name})")
-        run_campaign(spec, dirs[experiment], workers=ctx.workers, progress=_Progress(ctx, experiment))
+        run_experiment(spec, dirs[experiment], workers=ctx.workers, progress=_Progress(ctx, experiment))
         frames.append(load_results(dirs[experiment]).with_columns(pl.lit(experiment).alias("experiment")))
     return pl.concat(frames, how="diagonal_relaxed"), specs
 

@@ -20,8 +20,8 @@ METRICS = ("power_mean", "power_max", "power_std")
 def _ml_medians(item: tuple[dict[str, Any], int, str]) -> tuple[int, str, list[float], int]:
     """One seed's trace predicted online by one ML method: the median per-user MAE of mean, max and std (a
     picklable task)."""
-    from wattsched.campaign.runner import load_workload_spec
     from wattsched.campaign.spec import parse_spec
+    from wattsched.campaign.workloads import load_workload_spec
     from wattsched.power.platform import load_platform
     from wattsched.predict.power_history import HistoryConfig
     from wattsched.predict.run import run_power_prediction

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.campaign.runner import run_experiment
+from wattsched.core.store import MANIFEST
 from wattsched.reproduce.paper001_claims import (
     COMPARABLE,
     DISPATCHERS,
@@ -51,6 +53,7 @@ from wattsched.reproduce.paper001_claims import (
     predicates,
 )
 from wattsched.reproduce.runner import PaperRun, ReproduceContext, ReproduceError
+from wattsched.studies.multires.experiment import DispatchSpec
 
 __all__ = ["COMPARABLE", "DISPATCHERS", "ESTIMATES", "UNCHANGED", "predicates", "run"]
 
@@ -151,8 +154,6 @@ def _spearman(a: pl.Series, b: pl.Series) -> float:
 def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], history: Path) -> Path:
     """Run (or resume) the dispatch campaign of ``files`` under ``ctx.out/campaign``; the rules predictor of each
     instance starts from the jobs of ``history`` that ended before the instance's first submission."""
-    from wattsched.studies.multires.experiment import MANIFEST, DispatchSpec, run_dispatch
-
     spec = DispatchSpec(
         kind="dispatch",
         name="p001",
@@ -179,7 +180,7 @@ def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], 
             next(bar, None)
             seen[0] += 1
 
-    run_dispatch(spec, out, workers=ctx.workers, progress=progress)
+    run_experiment(spec, out, workers=ctx.workers, progress=progress)
     for _ in bar:
         pass
     return out

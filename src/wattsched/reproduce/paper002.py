@@ -18,18 +18,22 @@ on the same (mix, t_weight, seed): positive is shorter or less energy.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from wattsched.campaign.runner import run_experiment
+from wattsched.core.store import MANIFEST, read_manifest
 from wattsched.reproduce.claims import ClaimResult, Spread, check_exact, check_number, check_order
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
 from wattsched.studies.eamc.dvfs import eamc_p1p2
 from wattsched.studies.eamc.energy_model import EAMC_APP_NAMES, eamc_appdb
 from wattsched.studies.eamc.epm import demoted, epm_table, evaluate
-from wattsched.studies.eamc.experiment import draw_eamc_figures, improvement, load_eamc_results, run_eamc_grid
+from wattsched.studies.eamc.experiment import EAMCExperiment, EAMCSpec, improvement, load_eamc_results
+from wattsched.studies.eamc.figures import draw_eamc_figures
 from wattsched.studies.eamc.policies import EAMC_POLICIES
 
 MIXES = ["W13", "W33", "W50"]
@@ -57,29 +61,40 @@ def run(ctx: ReproduceContext) -> PaperRun:
     data_dir = ctx.data("eamc/en_conf", "the EAMC en_conf model data")
     n_jobs = 2000 if ctx.quick else 5000
     seeds = list(ctx.seeds)
-    common: dict[str, Any] = dict(data_dir=str(data_dir), seeds=seeds, n_jobs=n_jobs, workers=ctx.workers)
+    common: dict[str, Any] = dict(kind="eamc", data_dir=str(data_dir), seeds=seeds, jobs=n_jobs)
 
-    def progress(description: str) -> Any:
-        return lambda items, total: ctx.track(items, total, description)
+    def grid(name: str, description: str, **settings: Any) -> None:
+        """Run (or resume) one grid under ``runs/<name>`` with a progress bar; a folder holding an earlier
+        reproduction's grid with other settings is started afresh."""
+        experiment = EAMCExperiment(EAMCSpec(name=f"p002-{name}", **{**common, **settings}))
+        out = runs / name
+        if (out / MANIFEST).exists() and read_manifest(out).get("spec_hash") != experiment.spec_hash():
+            shutil.rmtree(out)
+        s = experiment.spec
+        total = len(s.mixes) * len(s.policies) * len(s.t_weights) * len(s.seeds)
+        bar = iter(ctx.track(range(total), total, description))
+        seen = [0]
+
+        def progress(done: int, _total: int) -> None:
+            while seen[0] < done:
+                next(bar, None)
+                seen[0] += 1
+
+        run_experiment(experiment, out, workers=ctx.workers, progress=progress)
+        for _ in bar:
+            pass
 
     runs = ctx.out / "runs"
     ctx.step(f"grid: 3 mixes × 6 policies × 2 t_weight × {len(seeds)} seed(s), {n_jobs:,} jobs each")
-    run_eamc_grid(runs / "grid", threshold_mode=THRESHOLD_MODE, progress=progress("grid"), **common)
+    grid("grid", "grid", threshold_mode=THRESHOLD_MODE)
     ctx.step("side runs: PriorityInc-V with the relative threshold; offered load 1.5")
-    run_eamc_grid(
-        runs / "relative",
-        policies=["eamc-priorityinc-v"],
-        threshold_mode="relative",
-        progress=progress("relative threshold"),
-        **common,
-    )
-    run_eamc_grid(
-        runs / "load",
+    grid("relative", "relative threshold", policies=["eamc-priorityinc-v"], threshold_mode="relative")
+    grid(
+        "load",
+        f"load {HIGH_LOAD:g}",
         policies=["min-runtime", "min-energy", "base-slurm", "eamc-priorityinc"],
         t_weights=[1.0],
         load=HIGH_LOAD,
-        progress=progress(f"load {HIGH_LOAD:g}"),
-        **common,
     )
     grid = load_eamc_results(runs / "grid")
     relative = load_eamc_results(runs / "relative")

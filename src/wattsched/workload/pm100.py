@@ -42,16 +42,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wattsched.core.schema import (
-    Provenance,
-    ReadResult,
-    WorkloadError,
-    coerce_columns,
-    make_rejects,
-    raise_if_strict,
-    sort_queue_order,
-    validate_jobs,
-)
+from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw
 
 __all__ = ["PM100_KEPT_COLUMNS", "PM100_REQUIRED_COLUMNS", "is_pm100_parquet", "read_pm100"]
 
@@ -93,7 +84,6 @@ PM100_KEPT_COLUMNS: tuple[str, ...] = (
 _TIMES = ("submit_time", "start_time", "end_time", "eligible_time")
 _LINE = "__line"
 _RAW = "__raw"
-_N = "__n_samples"
 
 
 def is_pm100_parquet(path: str | Path) -> bool:
@@ -207,7 +197,6 @@ def read_pm100(
             exprs.append(value.alias(f"pm100_{name}"))
     exprs += [
         (pl.int_range(pl.len(), dtype=pl.Int64) + 1).alias(_LINE),
-        pl.col("node_power_consumption").list.len().fill_null(0).cast(pl.Int64).alias(_N),
         pl.concat_str(
             [
                 pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null"))
@@ -218,45 +207,10 @@ def read_pm100(
         ).alias(_RAW),
     ]
     jobs = frame.select(exprs)
+    texts = jobs[_RAW]  # a reject's raw: the key PM100 fields of its row (line = 1-based row)
 
-    # PM100-specific rules, first failing one wins; the canonical rules follow on the survivors.
-    checks: list[tuple[str, pl.Expr, pl.Expr]] = [
-        ("walltime", pl.col("walltime").is_null() | (pl.col("walltime") <= 0), pl.lit("time limit unknown")),
-        ("power_profile", pl.col(_N) == 0, pl.lit("no power samples")),
-    ]
-    if length_tolerance_samples is not None:
-        slack = float(length_tolerance_samples) * sample_period
-        gap = (pl.col("runtime") - sample_period * pl.col(_N)).abs()
-        why = pl.format(
-            "power profile length inconsistent with run time: {} samples × {} s vs run time {} s"
-            " (more than {} sample(s) apart)",
-            pl.col(_N),
-            pl.lit(sample_period),
-            pl.col("runtime"),
-            pl.lit(length_tolerance_samples),
-        )
-        checks.append(("power_profile", gap > slack, why))
-    reason = pl.lit(None, dtype=pl.Utf8)
-    field_ = pl.lit(None, dtype=pl.Utf8)
-    for name, cond, why in reversed(checks):
-        reason = pl.when(cond.fill_null(False)).then(why).otherwise(reason)
-        field_ = pl.when(cond.fill_null(False)).then(pl.lit(name)).otherwise(field_)
-    tagged = jobs.with_columns(reason.alias("__reason"), field_.alias("__field"))
-    own = tagged.filter(pl.col("__reason").is_not_null()).select(
-        pl.lit(source).alias("source"),
-        pl.col(_LINE).alias("line"),
-        "job_id",
-        pl.col("__field").alias("field"),
-        pl.col("__reason").alias("reason"),
-        pl.col(_RAW).alias("raw"),
-    )
-    survivors = coerce_columns(tagged.filter(pl.col("__reason").is_null()).drop("__reason", "__field"))
-    good, sem = validate_jobs(survivors, machine_size=machine_size, source=source, line_column=_LINE)
-    if sem.height:
-        raw_by_line = dict(zip(jobs[_LINE].to_list(), jobs[_RAW].to_list(), strict=True))
-        sem = sem.with_columns(pl.Series("raw", [raw_by_line[line] for line in sem["line"].to_list()], dtype=pl.Utf8))
-    rejects = pl.concat([make_rejects([]), own.cast(sem.schema), sem]).sort("line")
-    good = sort_queue_order(good.drop(_RAW, _N))
+    def row_text(line: int) -> str:
+        return texts[line - 1]
 
     provenance = Provenance(
         source=source,
@@ -271,12 +225,40 @@ def read_pm100(
             "columns": frame.columns,
         },
         n_records=frame.height,
-        n_jobs=good.height,
-        n_rejected=rejects.height,
         conventions=_conventions(machine_size, sample_period, length_tolerance_samples),
     )
-    raise_if_strict(source, rejects, strict, "row")
-    return ReadResult(good, rejects, provenance)
+    return finish_read(
+        jobs.drop(_RAW),
+        [],
+        provenance,
+        strict=strict,
+        line_column=_LINE,
+        checks=_checks(sample_period, length_tolerance_samples),
+        locate=lambda rejects: replace_raw(rejects, row_text),
+        unit="row",
+    )
+
+
+def _checks(sample_period: float, length_tolerance_samples: float | None) -> list[Check]:
+    """PM100's own rules, first failing one wins; the canonical rules follow."""
+    n_samples = pl.col("power_profile").list.len().fill_null(0).cast(pl.Int64)
+    checks: list[Check] = [
+        ("walltime", pl.col("walltime").is_null() | (pl.col("walltime") <= 0), "time limit unknown"),
+        ("power_profile", n_samples == 0, "no power samples"),
+    ]
+    if length_tolerance_samples is not None:
+        slack = float(length_tolerance_samples) * sample_period
+        gap = (pl.col("runtime") - sample_period * n_samples).abs()
+        why = pl.format(
+            "power profile length inconsistent with run time: {} samples × {} s vs run time {} s"
+            " (more than {} sample(s) apart)",
+            n_samples,
+            pl.lit(sample_period),
+            pl.col("runtime"),
+            pl.lit(length_tolerance_samples),
+        )
+        checks.append(("power_profile", gap > slack, why))
+    return checks
 
 
 def _conventions(machine_size: int | None, period: float, tolerance: float | None) -> list[str]:

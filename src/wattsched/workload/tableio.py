@@ -13,6 +13,7 @@ dtypes enforced, unusable rows returned as rejects with a line number, never dro
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -30,11 +31,8 @@ from wattsched.core.schema import (
     Provenance,
     ReadResult,
     WorkloadError,
-    coerce_columns,
-    make_rejects,
-    raise_if_strict,
-    sort_queue_order,
-    validate_jobs,
+    finish_read,
+    replace_raw,
 )
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
@@ -194,16 +192,16 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
     original = frame.with_row_index(_ROW)
     parsed, parse_rejects = _parse_known(original, source, line_offset)
     parsed = parsed.with_columns((pl.col(_ROW) + line_offset).cast(pl.Int64))
-    jobs = coerce_columns(parsed)
-    good, sem = validate_jobs(jobs, machine_size=machine, source=source, line_column=_ROW)
 
-    rejects = pl.concat([make_rejects(parse_rejects), sem]).sort("line")
-    if rejects.height:
-        texts = _row_text(original)
-        rejects = rejects.with_columns(
-            pl.Series("raw", [texts[line - line_offset] for line in rejects["line"].to_list()], dtype=pl.Utf8)
-        )
-    good = sort_queue_order(good)
+    @functools.cache
+    def texts() -> list[str]:  # each row's text, built only when a row is rejected
+        return _row_text(original)
+
+    def row_text(line: int) -> str:
+        return texts()[line - line_offset]
+
+    for row in parse_rejects:
+        row["raw"] = row_text(row["line"])
 
     if kind == ".parquet":
         conventions.append("reject 'line' is the 1-based Parquet row number")
@@ -228,12 +226,17 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
         timezone=stored.timezone if stored else None,
         header=stored.header if stored else {},
         n_records=frame.height,
-        n_jobs=good.height,
-        n_rejected=rejects.height,
         conventions=conventions,
     )
-    raise_if_strict(str(path), rejects, strict, "row")
-    return ReadResult(good, rejects, provenance)
+    return finish_read(
+        parsed,
+        parse_rejects,
+        provenance,
+        strict=strict,
+        line_column=_ROW,
+        locate=lambda rejects: replace_raw(rejects, row_text),
+        unit="row",
+    )
 
 
 def _stored_provenance(meta: dict[bytes, bytes]) -> Provenance | None:

@@ -5,9 +5,21 @@ makespan, mean response time, the sum of job energies (nodes × power × duratio
 runtimes, the mean chosen frequency (overall and per partition) and the share of jobs that ran on their optimal
 partition (ranked first by part_eff at submission; overall and, per partition, among the jobs that ran there).
 
-:func:`run_eamc_grid` runs the paper's grid — mixes × policies × t_weight (× seeds) — on local processes or
-Dask, one result file per run (resumable), and :func:`write_eamc_figures` draws the equivalents of Figs. 3–5.
-Fig. 6 (system p1/p3) needs the p3 (Gold 6148) model data, which are not public.
+The paper's grid — mixes × policies × t_weight (× seeds) — is a campaign of kind ``eamc`` (:class:`EAMCSpec`,
+:class:`EAMCExperiment`), run by the one campaign runner (``wattsched campaign run``, or its alias ``wattsched
+eamc grid``): one result file per run, resumable, on local processes or Dask. :func:`write_eamc_figures` draws
+the equivalents of Figs. 3–5 (:mod:`wattsched.studies.eamc.figures`).
+
+```toml
+kind = "eamc"
+name = "p2"
+data_dir = "../shared/data/eamc"     # the en_conf directory or a folder above it (default: $WATTSCHED_SHARED_DATA)
+mixes = ["W13", "W33", "W50"]
+policies = ["base-slurm", "min-runtime", "min-energy", "eamc-reorder", "eamc-priorityinc", "eamc-priorityinc-v"]
+t_weights = [1.0, 1.5]
+seeds = [0]
+jobs = 5000
+```
 """
 
 from __future__ import annotations
@@ -15,22 +27,24 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
-from matplotlib.figure import Figure
+from pydantic import Field, field_validator
 
-from wattsched.campaign.runner import _atomic_parquet, _atomic_write, done_ids
-from wattsched.campaign.spec import run_id
-from wattsched.core.executors import map_tasks
-from wattsched.studies.eamc.dvfs import DVFSPlatform
-from wattsched.studies.eamc.energy_model import AppDB
+from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.spec import StrictModel
+from wattsched.core.store import atomic_parquet, run_id, write_result
+from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
+from wattsched.studies.eamc.energy_model import AppDB, eamc_appdb
 from wattsched.studies.eamc.engine import simulate_partitioned
 from wattsched.studies.eamc.policies import EAMC_POLICIES, EAMCOptions, build_entries
+from wattsched.studies.eamc.workloads import MIXES, generate_eamc_workload
 
 METRICS = ("makespan", "mean_response", "sum_energy", "sum_runtime")
 
@@ -142,72 +156,82 @@ def grid_runs(
 
 def execute_eamc_run(run: dict[str, Any], out_dir: str, data_dir: str | None) -> dict[str, Any]:
     """One grid run: generate the workload, simulate, write the jobs then (atomically, last) the summary."""
-    from wattsched.studies.eamc.dvfs import eamc_p1p2
-    from wattsched.studies.eamc.energy_model import eamc_appdb
-    from wattsched.studies.eamc.workloads import generate_eamc_workload
-
     t0 = time.perf_counter()
     platform = eamc_p1p2(data_dir)
     appdb = eamc_appdb(data_dir, platform)
     jobs = generate_eamc_workload(run["mix"], run["jobs"], seed=run["seed"], load=run.get("load", 1.0))
     options = EAMCOptions(t_weight=run["t_weight"], threshold_mode=run.get("threshold_mode", "relative"))
     result = run_eamc(jobs, platform, appdb, run["policy"], options)
-    out = Path(out_dir) / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    _atomic_parquet(result.jobs, out / f"{run['id']}.jobs.parquet")
+    out = Path(out_dir)
+    atomic_parquet(result.jobs, out / "results" / f"{run['id']}.jobs.parquet")
     summary = {**run, **result.metrics, "run_s": time.perf_counter() - t0, "worker": os.getpid()}
-    _atomic_write(out / f"{run['id']}.json", json.dumps(summary, indent=1))
+    write_result(out, summary)
     return summary
 
 
-def run_eamc_grid(
-    out: str | Path,
-    *,
-    data_dir: str | None = None,
-    mixes: list[str] | None = None,
-    policies: list[str] | None = None,
-    t_weights: list[float] | None = None,
-    seeds: list[int] | None = None,
-    n_jobs: int = 5000,
-    executor: str = "local",
-    workers: int = 1,
-    address: str | None = None,
-    threshold_mode: str = "relative",
-    load: float = 1.0,
-    progress: Any = None,
-) -> tuple[int, int, float]:
-    """Run every grid run not done yet in ``out``; returns (runs, executed now, seconds). ``progress`` wraps the
-    iterator of finished runs (a progress bar: ``progress(iterable, total)``)."""
-    t0 = time.perf_counter()
-    out = Path(out)
-    runs = grid_runs(
-        mixes or ["W13", "W33", "W50"],
-        policies or list(EAMC_POLICIES),
-        t_weights or [1.0, 1.5],
-        seeds or [0],
-        n_jobs,
-        threshold_mode=threshold_mode,
-        load=load,
-    )
-    bad = [r["policy"] for r in runs if r["policy"] not in EAMC_POLICIES]
-    if bad:
-        raise ValueError(f"unknown EAMC policy {bad[0]!r}; choose from {', '.join(EAMC_POLICIES)}")
-    out.mkdir(parents=True, exist_ok=True)
-    done = done_ids(out)
-    todo = [r for r in runs if r["id"] not in done]
-    fn = partial(execute_eamc_run, out_dir=str(out.resolve()), data_dir=data_dir)
-    done_runs = map_tasks(
-        fn,
-        todo,
-        executor=executor,
-        workers=workers,
-        address=address,
-        ordered=False,
-        keys=[f"eamc-{r['id']}" for r in todo],
-    )
-    for _ in progress(done_runs, len(todo)) if progress is not None else done_runs:
-        pass
-    return len(runs), len(todo), time.perf_counter() - t0
+class EAMCSpec(StrictModel):
+    """Paper 002's grid as a campaign; see the module docstring. ``threshold_mode`` is PriorityInc-V's threshold
+    reading ([AMBIG-2.4]) and ``load`` the workload's offered load."""
+
+    kind: Literal["eamc"]
+    name: str = Field(default="eamc", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    data_dir: str | None = None
+    mixes: list[str] = Field(default_factory=lambda: ["W13", "W33", "W50"], min_length=1)
+    policies: list[str] = Field(default_factory=lambda: list(EAMC_POLICIES), min_length=1)
+    t_weights: list[float] = Field(default_factory=lambda: [1.0, 1.5], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    jobs: int = Field(default=5000, gt=0)
+    threshold_mode: Literal["relative", "absolute"] = "relative"
+    load: float = Field(default=1.0, gt=0)
+
+    @field_validator("policies")
+    @classmethod
+    def _policies(cls, v: list[str]) -> list[str]:
+        bad = [p for p in v if p not in EAMC_POLICIES]
+        if bad:
+            raise ValueError(f"unknown EAMC policy {bad[0]!r}; choose from {', '.join(EAMC_POLICIES)}")
+        return v
+
+    @field_validator("mixes")
+    @classmethod
+    def _mixes(cls, v: list[str]) -> list[str]:
+        bad = [m for m in v if m not in MIXES]
+        if bad:
+            raise ValueError(f"unknown mix {bad[0]!r}; choose from {', '.join(MIXES)}")
+        return v
+
+
+class EAMCExperiment(Experiment):
+    """Paper 002's grid (see the module docstring). The data directory is where inputs are, not what the
+    experiment is: it is left out of the spec's hash, so a grid resumes after the data moved."""
+
+    kind: ClassVar[str] = "eamc"
+    spec_model = EAMCSpec
+    status_keys = ("mix", "policy")
+    timing_fields = ("pass_s", "elapsed_s", "run_s", "worker")
+    hash_exclude = frozenset({"data_dir"})
+    spec: EAMCSpec
+
+    def data_dir(self) -> str | None:
+        """The data directory, relative paths taken from ``base`` (the spec file's directory)."""
+        d = self.spec.data_dir
+        if d is None or self.base is None or Path(d).is_absolute():
+            return d
+        return str(self.base / d)
+
+    def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
+        s = self.spec
+        eamc_appdb(self.data_dir(), eamc_p1p2(self.data_dir()))  # fail before any run when the data are missing
+        return grid_runs(
+            s.mixes, s.policies, s.t_weights, s.seeds, s.jobs, threshold_mode=s.threshold_mode, load=s.load
+        )
+
+    def task(self, out: Path) -> Callable[[Run], dict[str, Any]]:
+        return partial(execute_eamc_run, out_dir=str(out.resolve()), data_dir=self.data_dir())
+
+    def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
+        """Figs. 3–5 and ``summary.csv`` (:func:`write_eamc_figures`)."""
+        return write_eamc_figures(out, dest)
 
 
 def load_eamc_results(out: str | Path) -> pl.DataFrame:
@@ -226,160 +250,11 @@ def improvement(results: pl.DataFrame, baseline: str, metrics: tuple[str, ...] =
     return joined.select(*key, "policy", *((100.0 * (1 - pl.col(m) / pl.col(f"{m}_base"))).alias(m) for m in metrics))
 
 
-#: One colour and one label per policy, the same in every figure.
-POLICY_STYLE = {
-    "base-slurm": ("#7f7f7f", "Base Slurm"),
-    "min-runtime": ("#1f77b4", "Min runtime"),
-    "min-energy": ("#2ca02c", "Min energy"),
-    "eamc-reorder": ("#ff7f0e", "Reorder"),
-    "eamc-priorityinc": ("#9467bd", "PriorityInc"),
-    "eamc-priorityinc-v": ("#d62728", "PriorityInc-V"),
-}
-METRIC_LABELS = {
-    "makespan": "makespan",
-    "mean_response": "response",
-    "sum_energy": "energy",
-    "sum_runtime": "runtime",
-    "mean_response_p1": "response p1",
-    "mean_response_p2": "response p2",
-    "share_optimal": "both partitions",
-    "share_optimal_p2": "jobs run on p2",
-}
-
-
-def _bars(ax: Any, frame: pl.DataFrame, groups: list[str], policies: list[str], floor: float | None = None) -> None:
-    """Grouped bars: x = ``groups`` (metric columns of ``frame``), one bar per policy: the mean over the rows
-    (seeds) with a min–max whisker. Bars below ``floor`` are cut there and labelled with their value."""
-    width = 0.8 / max(len(policies), 1)
-    for i, pol in enumerate(policies):
-        sub = frame.filter(pl.col("policy") == pol)
-        if not sub.height:
-            continue
-        colour, label = POLICY_STYLE[pol]
-        x = np.arange(len(groups)) + (i - (len(policies) - 1) / 2) * width
-        mean = np.array([sub[g].mean() for g in groups], dtype=float)
-        lo = np.array([sub[g].min() for g in groups], dtype=float)
-        hi = np.array([sub[g].max() for g in groups], dtype=float)
-        shown = mean if floor is None else np.maximum(mean, floor)
-        ax.bar(x, shown, width, color=colour, label=label)
-        whisk = np.isfinite(lo) & (floor is None or lo > floor)
-        ax.errorbar(
-            x[whisk],
-            mean[whisk],
-            yerr=[mean[whisk] - lo[whisk], hi[whisk] - mean[whisk]],
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.7,
-            capsize=1.5,
-        )
-        if floor is not None:
-            for xx, m in zip(x, mean, strict=True):
-                if m < floor:
-                    ax.text(xx, floor, f"{m:.0f}", rotation=90, ha="center", va="bottom", fontsize=6.5, color="white")
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_xticks(np.arange(len(groups)), [METRIC_LABELS.get(g, g) for g in groups])
-    ax.grid(axis="y", lw=0.3, alpha=0.6)
-
-
-def _legend(fig: Figure, policies: list[str]) -> None:
-    from matplotlib.patches import Patch
-
-    handles = [Patch(color=POLICY_STYLE[p][0], label=POLICY_STYLE[p][1]) for p in policies]
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False, fontsize=8)
-
-
-def draw_eamc_figures(results: pl.DataFrame, report: str | Path) -> list[Path]:
-    """Figs. 3–5 equivalents (PNG, SVG) from a grid's results (one row per run): bars are means over seeds with
-    min–max whiskers; each policy has one colour in every figure; facets wrap (rows = mixes, columns =
-    t_weight); a bar far below the others (Base Slurm's response) is cut at the axis floor and labelled."""
-    report = Path(report)
-    report.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    policies = [p for p in EAMC_POLICIES if p in set(results["policy"])]
-    mixes = sorted(set(results["mix"]))
-    tws = sorted(set(results["t_weight"]))
-
-    def save(fig: Figure, name: str) -> None:
-        for ext in ("png", "svg"):
-            fig.savefig(report / f"{name}.{ext}", dpi=130, bbox_inches="tight")
-            paths.append(report / f"{name}.{ext}")
-
-    def faceted(
-        frame: pl.DataFrame,
-        shown: list[str],
-        groups: list[str],
-        rows: list[str],
-        title: str,
-        ylabel: str,
-        name: str,
-        floor: float | None = None,
-    ) -> None:
-        fig = Figure(figsize=(4.6 * len(tws), 2.9 * len(rows) + 0.5), layout="constrained")
-        axes = fig.subplots(len(rows), len(tws), squeeze=False, sharey=True)
-        for r, mix in enumerate(rows):
-            for c, tw in enumerate(tws):
-                ax = axes[r][c]
-                _bars(ax, frame.filter((pl.col("mix") == mix) & (pl.col("t_weight") == tw)), groups, shown, floor)
-                ax.set_title(f"{mix}, t_weight {tw:g}", fontsize=9)
-                if c == 0:
-                    ax.set_ylabel(ylabel, fontsize=8)
-        if floor is not None:
-            axes[0][0].set_ylim(bottom=floor)
-        _legend(fig, shown)
-        fig.suptitle(title)
-        save(fig, name)
-
-    if "base-slurm" in policies and "W13" in mixes:
-        vs_base = improvement(results, "base-slurm").filter(pl.col("mix") == "W13")
-        faceted(
-            vs_base,
-            [p for p in policies if p != "base-slurm"],
-            list(METRICS),
-            ["W13"],
-            "Savings over Base Slurm, W13 (paper Fig. 3)",
-            "improvement over Base Slurm (%)",
-            "fig3_vs_base_slurm",
-        )
-    if "min-runtime" in policies:
-        vs_rt = improvement(results, "min-runtime", (*METRICS, "mean_response_p1", "mean_response_p2"))
-        shown = [p for p in policies if p != "min-runtime"]
-        low = float(vs_rt.filter(pl.col("policy") != "base-slurm").select(METRICS).min().min_horizontal()[0])
-        floor = min(-60.0, 10 * np.floor(low / 10) - 10)
-        faceted(
-            vs_rt,
-            shown,
-            list(METRICS),
-            mixes,
-            "Improvement over Min runtime (paper Fig. 4)",
-            "improvement over Min runtime (%)",
-            "fig4_vs_min_runtime",
-            floor,
-        )
-        faceted(
-            vs_rt,
-            [p for p in shown if p != "base-slurm"],
-            ["mean_response", "mean_response_p1", "mean_response_p2"],
-            mixes,
-            "Response time per partition against Min runtime",
-            "improvement over Min runtime (%)",
-            "fig4b_response_per_partition",
-            floor,
-        )
-    share = results.with_columns(pl.col("share_optimal", "share_optimal_p2") * 100)
-    faceted(
-        share,
-        policies,
-        ["share_optimal", "share_optimal_p2"],
-        mixes,
-        "Jobs on their optimal partition (paper Fig. 5)",
-        "% of jobs on their optimal partition",
-        "fig5_optimal_partition",
-    )
-    return paths
-
-
 def write_eamc_figures(out: str | Path, report: str | Path) -> list[Path]:
-    """Figs. 3–5 (:func:`draw_eamc_figures`) and ``summary.csv`` (means over seeds) of the grid in ``out``."""
+    """Figs. 3–5 (:func:`wattsched.studies.eamc.figures.draw_eamc_figures`) and ``summary.csv`` (means over
+    seeds) of the grid in ``out``."""
+    from wattsched.studies.eamc.figures import draw_eamc_figures  # deferred: matplotlib
+
     results = load_eamc_results(out)
     paths = draw_eamc_figures(results, report)
     summary = (

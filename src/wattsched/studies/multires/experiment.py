@@ -1,5 +1,5 @@
-"""Paper 001's experiment as a campaign: dispatchers × runtime estimates over workload instances on a
-multi-resource machine (paper 001 §5; docs/dispatch.md).
+"""Paper 001's experiment as a campaign of kind ``dispatch``: dispatchers × runtime estimates over workload
+instances on a multi-resource machine (paper 001 §5; docs/dispatch.md; run by ``wattsched campaign run``).
 
 ```toml
 kind = "dispatch"
@@ -16,8 +16,8 @@ rule cascade, online in the simulation: predicted at submission from the jobs co
 true durations: an explicit oracle baseline). ``history`` (files or folders of instances) warm-starts ``rules``
 with their jobs that ended before the instance's first submission, as one continuous simulation of the trace
 would (:class:`WarmStart`). A run writes its jobs (with slowdown and class), its queue timeline
-and last, atomically, its summary JSON, which marks it done: an interrupted campaign resumes where it stopped, on
-local processes or a Dask cluster.
+and last, atomically, its summary JSON, which marks it done (:mod:`wattsched.core.store`): an interrupted campaign
+resumes where it stopped. :class:`DispatchExperiment` is the kind's :class:`~wattsched.core.experiment.Experiment`.
 """
 
 from __future__ import annotations
@@ -28,16 +28,20 @@ import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
 from pydantic import Field, field_validator
 
-from wattsched.campaign.runner import CampaignRun, _atomic_parquet, _atomic_write, done_ids
-from wattsched.campaign.spec import CampaignError, StrictModel, run_id, validate_spec
-from wattsched.core.executors import check_executor, map_tasks
-from wattsched.studies.multires.dispatchers import DISPATCHERS
+from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.spec import StrictModel
+from wattsched.core.store import CampaignError, atomic_parquet, run_id, write_result
+from wattsched.predict.runtime import make_runtime_predictor
+from wattsched.studies.multires.cph import CPHOptions
+from wattsched.studies.multires.dispatchers import DISPATCHERS, make_dispatcher
+from wattsched.studies.multires.engine import simulate_multires
+from wattsched.studies.multires.eurora import eurora_pool
 from wattsched.studies.multires.metrics import (
     CLASSES,
     add_slowdown,
@@ -46,9 +50,9 @@ from wattsched.studies.multires.metrics import (
     queue_seconds,
     weighted_quantiles,
 )
+from wattsched.workload.eurora import read_eurora
 
 ESTIMATES = ("walltime", "rules", "real")
-MANIFEST = "manifest.json"
 
 
 class CPHSpec(StrictModel):
@@ -87,14 +91,6 @@ class DispatchSpec(StrictModel):
         return v
 
 
-def is_dispatch_data(data: Any) -> bool:
-    return isinstance(data, dict) and data.get("kind") == "dispatch"
-
-
-def parse_dispatch_spec(data: Any, source: str = "campaign") -> DispatchSpec:
-    return validate_spec(DispatchSpec, data, source)
-
-
 def instance_files(spec: DispatchSpec, base: Path | None = None) -> list[Path]:
     """The instance files, sorted: files as given, directories searched for ``*.log_crypt`` recursively."""
     files: list[Path] = []
@@ -130,13 +126,6 @@ def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str
 
 def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
     """One run: simulate, write jobs, timeline and (last) the summary; returns the summary."""
-    from wattsched.predict.runtime import make_runtime_predictor
-    from wattsched.studies.multires.cph import CPHOptions
-    from wattsched.studies.multires.dispatchers import make_dispatcher
-    from wattsched.studies.multires.engine import simulate_multires
-    from wattsched.studies.multires.eurora import eurora_pool
-    from wattsched.workload.eurora import read_eurora
-
     spec = DispatchSpec.model_validate(spec_data)
     t0 = time.perf_counter()
     jobs, rejects, _ = read_eurora(run["instance"])
@@ -164,8 +153,8 @@ def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str,
     done = add_slowdown(result.jobs, floor=spec.slowdown_floor).with_columns(
         *(pl.lit(v).alias(k) for k, v in tag.items())
     )
-    _atomic_parquet(done, out / f"{run['id']}.jobs.parquet")
-    _atomic_parquet(result.timeline, out / f"{run['id']}.timeline.parquet")
+    atomic_parquet(done, out / f"{run['id']}.jobs.parquet")
+    atomic_parquet(result.timeline, out / f"{run['id']}.timeline.parquet")
     sd = done["slowdown"]
     summary = {
         "id": run["id"],
@@ -182,7 +171,7 @@ def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str,
         "run_s": time.perf_counter() - t0,
         "worker": os.getpid(),
     }
-    _atomic_write(out / f"{run['id']}.json", json.dumps(summary, indent=1))
+    write_result(Path(out_dir), summary)
     return summary
 
 
@@ -220,8 +209,6 @@ class WarmStart:
 @lru_cache(maxsize=2)
 def _history(paths: tuple[str, ...]) -> pl.DataFrame:
     """The distinct jobs of the history instances (read once per worker process)."""
-    from wattsched.workload.eurora import read_eurora
-
     jobs, _, _ = read_eurora(list(paths))
     return jobs
 
@@ -230,60 +217,34 @@ def _mean(s: pl.Series) -> float | None:
     return float(s.mean()) if s.len() else None
 
 
-def run_dispatch(
-    spec: DispatchSpec,
-    out: str | Path,
-    *,
-    executor: str = "local",
-    workers: int | None = None,
-    address: str | None = None,
-    limit: int | None = None,
-    base: Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    log: Callable[[str], None] = lambda s: None,
-) -> CampaignRun:
-    """Run every run of ``spec`` not done yet in ``out`` (resumable). ``base`` resolves relative instance paths
+class DispatchExperiment(Experiment):
+    """Paper 001's dispatch campaign (see the module docstring). Relative instance paths are relative to ``base``
     (the spec file's directory)."""
-    check_executor(executor, CampaignError)
-    out = Path(out)
-    t0 = time.perf_counter()
-    runs = expand_dispatch_runs(spec, instance_files(spec, base))
-    manifest = {"kind": "dispatch", "name": spec.name, "spec": spec.model_dump(), "runs": runs}
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / MANIFEST
-    if path.exists():
-        old = json.loads(path.read_text())
-        if old.get("kind") != "dispatch" or old.get("spec") != manifest["spec"]:
-            raise CampaignError(f"{out}: holds another campaign; use a new directory")
-    else:
-        _atomic_write(path, json.dumps(manifest, indent=1))
-    done = done_ids(out)
-    todo = [r for r in runs if r["id"] not in done]
-    if limit is not None:
-        todo = todo[:limit]
-    workers = workers or max(1, os.cpu_count() or 1)
-    log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
-    out_dir = str(out.resolve())
-    fn = partial(execute_dispatch_run, out_dir=out_dir, spec_data=spec.model_dump())
-    finished = len(done)
-    for _ in map_tasks(
-        fn,
-        todo,
-        executor=executor,
-        workers=workers,
-        address=address,
-        ordered=False,
-        keys=[f"dispatch-{r['id']}" for r in todo],
-    ):
-        finished += 1
-        if progress is not None:
-            progress(finished, len(runs))
-    return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
 
+    kind: ClassVar[str] = "dispatch"
+    spec_model = DispatchSpec
+    status_keys = ("dispatcher", "estimate")
+    timing_fields = ("dispatch_s", "elapsed_s", "run_s", "worker", "cp_total_s", "cp_max_s")
+    spec: DispatchSpec
 
-def is_dispatch_dir(out: str | Path) -> bool:
-    path = Path(out) / MANIFEST
-    return path.exists() and json.loads(path.read_text()).get("kind") == "dispatch"
+    def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
+        return expand_dispatch_runs(self.spec, instance_files(self.spec, self.base))
+
+    def task(self, out: Path) -> Callable[[Run], dict[str, Any]]:
+        return partial(execute_dispatch_run, out_dir=str(out.resolve()), spec_data=self.spec.model_dump())
+
+    def results(self, out: Path) -> pl.DataFrame:
+        """One row per finished run (its summary), by run id; a :class:`CampaignError` when none has finished."""
+        return load_dispatch_results(out)
+
+    def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
+        """Figs. 2–5 of the paper and ``summary.csv`` (:func:`dispatch_summary`)."""
+        from wattsched.studies.multires.figures import write_dispatch_figures  # deferred: matplotlib
+
+        return write_dispatch_figures(out, dest)
+
+    def summary(self, out: Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:
+        return [("dispatch campaign: per dispatcher × runtime estimate", dispatch_summary(out))]
 
 
 def load_dispatch_results(out: str | Path) -> pl.DataFrame:
@@ -293,18 +254,6 @@ def load_dispatch_results(out: str | Path) -> pl.DataFrame:
     if not rows:
         raise CampaignError(f"{out}: no finished runs")
     return pl.DataFrame(rows, infer_schema_length=None)
-
-
-def dispatch_status(out: str | Path) -> dict[str, Any]:
-    manifest = json.loads((Path(out) / MANIFEST).read_text())
-    done = done_ids(Path(out))
-    runs = pl.DataFrame(manifest["runs"]).with_columns(pl.col("id").is_in(list(done)).alias("done"))
-    per = (
-        runs.group_by("dispatcher", "estimate")
-        .agg(pl.col("done").sum(), pl.len().alias("runs"))
-        .sort("dispatcher", "estimate")
-    )
-    return {"name": manifest["name"], "runs": runs.height, "done": len(done & set(runs["id"])), "per_combination": per}
 
 
 def load_dispatch_jobs(out: str | Path) -> pl.DataFrame:

@@ -16,7 +16,6 @@ Every panel gives a dispatcher one colour and shades it by estimate (W light, D 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +27,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MultipleLocator, NullFormatter, ScalarFormatter
 
+from wattsched.core.store import read_manifest
 from wattsched.studies.multires.dispatchers import DISPATCHERS
 from wattsched.studies.multires.experiment import (
     ESTIMATES,
-    MANIFEST,
     dispatch_summary,
-    instance_files,
     load_dispatch_jobs,
-    parse_dispatch_spec,
     queue_distributions,
 )
 from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, weighted_quantiles
@@ -75,9 +72,8 @@ def prediction_errors(directory: Path) -> pl.DataFrame:
     from wattsched.predict.runtime import predict_runtime
     from wattsched.workload.eurora import read_eurora
 
-    manifest = json.loads((directory / MANIFEST).read_text())
-    spec = parse_dispatch_spec(manifest["spec"])
-    files = [str(f) for f in instance_files(spec)]
+    # the instance files in the order they were planned (paths resolved then)
+    files = list(dict.fromkeys(run["instance"] for run in read_manifest(directory)["runs"]))
     jobs, _, _ = read_eurora(files)
     jobs = sort_queue_order(jobs)
     pred = predict_runtime(jobs, "rules", "trace")["pred_runtime"]

@@ -1,22 +1,44 @@
-"""Paper 004's experiment (paper 004 §6–§7; docs/rmap.md): four 30-job traces × five global power bounds × the RMAP
-policies, with the oracle and the model as configuration data, and the equivalents of Figs. 8–15.
+"""Paper 004's experiment (paper 004 §6–§7; docs/rmap.md): four 30-job traces × five global power bounds × the
+RMAP policies, with the oracle and the model as configuration data, and the equivalents of Figs. 8–15.
 
-Every run is tiny (30 jobs), so the grid runs in this process. Results: ``jobs.parquet`` (every job of every
-run, tagged), ``decisions.parquet`` (system power at each start), ``summary.csv`` (mean turnaround, normalised to
-Traditional on the same trace and bound; jobs better than, equal to and worse than under Traditional; mean wait
-and allocated power) and the figures (:mod:`wattsched.studies.rmap.figures`).
+As a campaign of kind ``rmap`` (:class:`RMAPSpec`, :class:`RMAPExperiment`; ``wattsched campaign run`` or its
+alias ``wattsched rmap grid``), the oracle data are drawn (or read) and the model fitted once, when the campaign
+is planned (``oracle.parquet``, ``model.parquet``, ``model_errors.parquet``), and each run is one (trace, bound)
+cell with every policy: ``results/<id>.jobs.parquet`` (every job, tagged), ``.decisions.parquet`` (system power
+at each start) and its summary. :func:`run_rmap_grid` is the same grid in memory, for callers that sweep samples.
+The report: ``summary.csv`` (mean turnaround, normalised to Traditional on the same trace and bound; jobs better
+than, equal to and worse than under Traditional; mean wait and allocated power) and the figures
+(:mod:`wattsched.studies.rmap.figures`, :mod:`wattsched.studies.rmap.model_figures`).
+
+```toml
+kind = "rmap"
+name = "p4"
+traces = ["small", "large", "random1", "random2"]
+bounds = [6500, 8000, 10000, 12000, 14000]
+seed = 0                  # the traces, the synthetic Cab data and the model's sample
+sample_share = 0.1        # share of each app's points the model trains on
+cab_data = "calibrated"   # or "synthetic-v1"; or details = "measured.parquet"
+```
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 import polars as pl
+from pydantic import Field, field_validator
 
+from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.spec import StrictModel
+from wattsched.core.store import atomic_parquet, read_manifest, result_path, run_id, write_result
 from wattsched.studies.rmap.engine import simulate_rmap
-from wattsched.studies.rmap.machine import JobDetails
+from wattsched.studies.rmap.machine import CAB_DATA, DEFAULT_CAB_DATA, JobDetails, fit_config_model, rmap_cab_details
 from wattsched.studies.rmap.policies import parse_rmap_policy
 from wattsched.studies.rmap.traces import TRACES, generate_rmap_trace
 
@@ -33,6 +55,42 @@ POLICIES = (
 )
 
 
+def run_rmap_cell(
+    oracle: JobDetails,
+    model: JobDetails,
+    workload: pl.DataFrame,
+    trace: str,
+    bound: float,
+    *,
+    policies: tuple[str, ...] = POLICIES,
+    other_sources: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(jobs, decisions)`` of one trace under one bound: each policy with its default data source, and (with
+    ``other_sources``) traditional, naive and adaptive-0 also with the other source (for the model-versus-oracle
+    comparison, Fig. 8); rows tagged with the trace, bound, policy and data source."""
+    runs: list[tuple[str, str | None]] = [(name, None) for name in policies]
+    runs += [
+        (name, other)
+        for name in ("rmap-traditional", "rmap-naive", "rmap-adaptive-0")
+        if name in policies and other_sources
+        for other in (("model",) if parse_rmap_policy(name).data == "oracle" else ("oracle",))
+    ]
+    jobs, decisions = [], []
+    for name, source in runs:
+        policy = parse_rmap_policy(name, source)
+        result = simulate_rmap(workload, policy, oracle, model=model, p_cluster=bound)
+        tag = [
+            pl.lit(trace).alias("trace"),
+            pl.lit(bound).alias("bound"),
+            pl.lit(name).alias("policy"),
+            pl.lit(policy.data).alias("data"),
+            pl.lit(source is None).alias("default_data"),
+        ]
+        jobs.append(result.jobs.with_columns(tag))
+        decisions.append(result.decisions.with_columns(tag))
+    return pl.concat(jobs), pl.concat(decisions)
+
+
 def run_rmap_grid(
     oracle: JobDetails,
     model: JobDetails,
@@ -45,34 +103,154 @@ def run_rmap_grid(
     arrival_scale: float = 1.0,
     other_sources: bool = True,
 ) -> tuple[pl.DataFrame, pl.DataFrame, float]:
-    """``(jobs, decisions, seconds)`` of every run: each policy with its default data source, and (with
-    ``other_sources``) traditional, naive and adaptive-0 also with the other source (for the model-versus-oracle
-    comparison, Fig. 8). ``seed`` draws the traces; ``arrival_scale`` makes them sparser ([AMBIG-4.5])."""
+    """``(jobs, decisions, seconds)`` of every (trace, bound) cell (:func:`run_rmap_cell`), in memory. ``seed``
+    draws the traces; ``arrival_scale`` makes them sparser ([AMBIG-4.5])."""
     t0 = time.perf_counter()
     jobs, decisions = [], []
     for trace in traces:
         workload = generate_rmap_trace(oracle, trace, seed=seed, overestimate=overestimate, arrival_scale=arrival_scale)
         for bound in bounds:
-            runs = [(name, None) for name in policies]
-            runs += [
-                (name, other)
-                for name in ("rmap-traditional", "rmap-naive", "rmap-adaptive-0")
-                if name in policies and other_sources
-                for other in (("model",) if parse_rmap_policy(name).data == "oracle" else ("oracle",))
-            ]
-            for name, source in runs:
-                policy = parse_rmap_policy(name, source)
-                result = simulate_rmap(workload, policy, oracle, model=model, p_cluster=bound)
-                tag = [
-                    pl.lit(trace).alias("trace"),
-                    pl.lit(bound).alias("bound"),
-                    pl.lit(name).alias("policy"),
-                    pl.lit(policy.data).alias("data"),
-                    pl.lit(source is None).alias("default_data"),
-                ]
-                jobs.append(result.jobs.with_columns(tag))
-                decisions.append(result.decisions.with_columns(tag))
+            j, d = run_rmap_cell(oracle, model, workload, trace, bound, policies=policies, other_sources=other_sources)
+            jobs.append(j)
+            decisions.append(d)
     return pl.concat(jobs), pl.concat(decisions), time.perf_counter() - t0
+
+
+class RMAPSpec(StrictModel):
+    """Paper 004's grid as a campaign; see the module docstring. ``details`` (a measured job details table,
+    ``.parquet`` or ``.csv``) replaces the synthetic Cab data; ``arrival_scale`` is the mean inter-arrival time
+    over the mean requested time ([AMBIG-4.5]; larger is sparser); users overestimate their requested time by up
+    to ``overestimate``."""
+
+    kind: Literal["rmap"]
+    name: str = Field(default="rmap", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    traces: list[str] = Field(default_factory=lambda: list(TRACES), min_length=1)
+    bounds: list[float] = Field(default_factory=lambda: list(BOUNDS), min_length=1)
+    policies: list[str] = Field(default_factory=lambda: list(POLICIES), min_length=1)
+    other_sources: bool = True
+    seed: int = 0
+    sample_share: float = Field(default=0.1, gt=0, le=1)
+    overestimate: float = Field(default=0.0, ge=0)
+    arrival_scale: float = Field(default=1.0, gt=0)
+    details: str | None = None
+    cab_data: str = DEFAULT_CAB_DATA
+
+    @field_validator("traces")
+    @classmethod
+    def _traces(cls, v: list[str]) -> list[str]:
+        bad = [t for t in v if t not in TRACES]
+        if bad:
+            raise ValueError(f"unknown trace(s) {bad}; choose from {', '.join(TRACES)}")
+        return v
+
+    @field_validator("policies")
+    @classmethod
+    def _policies(cls, v: list[str]) -> list[str]:
+        for name in v:
+            parse_rmap_policy(name)  # raises with the valid names
+        return v
+
+    @field_validator("cab_data")
+    @classmethod
+    def _cab_data(cls, v: str) -> str:
+        if v not in CAB_DATA:
+            raise ValueError(f"unknown cab_data {v!r}; choose from {', '.join(CAB_DATA)}")
+        return v
+
+
+ORACLE, MODEL, MODEL_ERRORS = "oracle.parquet", "model.parquet", "model_errors.parquet"
+
+
+def execute_rmap_run(run: Run, out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
+    """One (trace, bound) cell with every policy, on the oracle and model fitted when the campaign was planned:
+    writes the jobs and decisions, then (last) the summary."""
+    t0 = time.perf_counter()
+    spec = RMAPSpec.model_validate(spec_data)
+    out = Path(out_dir)
+    oracle, model = JobDetails.read(out / ORACLE), JobDetails.read(out / MODEL)
+    workload = generate_rmap_trace(
+        oracle, run["trace"], seed=spec.seed, overestimate=spec.overestimate, arrival_scale=spec.arrival_scale
+    )
+    jobs, decisions = run_rmap_cell(
+        oracle,
+        model,
+        workload,
+        run["trace"],
+        run["bound"],
+        policies=tuple(spec.policies),
+        other_sources=spec.other_sources,
+    )
+    atomic_parquet(jobs, out / "results" / f"{run['id']}.jobs.parquet")
+    atomic_parquet(decisions, out / "results" / f"{run['id']}.decisions.parquet")
+    row = {
+        **run,
+        "jobs": jobs.height,
+        "mean_turnaround": float(jobs["turnaround"].to_numpy().mean()),
+        "run_s": time.perf_counter() - t0,
+        "worker": os.getpid(),
+    }
+    write_result(out, row)
+    return row
+
+
+class RMAPExperiment(Experiment):
+    """Paper 004's grid (see the module docstring)."""
+
+    kind: ClassVar[str] = "rmap"
+    spec_model = RMAPSpec
+    status_keys = ("trace", "bound")
+    timing_fields = ("run_s", "worker")
+    spec: RMAPSpec
+
+    def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
+        """Draw (or read) the oracle data and fit the model once; one run per (trace, bound)."""
+        s = self.spec
+        if s.details is not None:
+            path = Path(s.details)
+            oracle = JobDetails.read(path if path.is_absolute() or self.base is None else self.base / path)
+        else:
+            oracle = rmap_cab_details(s.seed, cab_data=s.cab_data)
+        model, errors = fit_config_model(oracle, s.sample_share, seed=s.seed)
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_parquet(oracle.to_frame(), out / ORACLE)
+        atomic_parquet(model.to_frame(), out / MODEL)
+        atomic_parquet(errors, out / MODEL_ERRORS)
+        log(f"fitted the configuration model on {s.sample_share:.0%} of each app's points")
+        runs = []
+        for trace in s.traces:
+            for bound in s.bounds:
+                params = {"trace": trace, "bound": bound}
+                runs.append({"id": run_id({**params, "spec": self.spec_data()}), **params})
+        return runs
+
+    def task(self, out: Path) -> Callable[[Run], dict[str, Any]]:
+        return partial(execute_rmap_run, out_dir=str(out.resolve()), spec_data=self.spec_data())
+
+    def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
+        """``summary.csv``, Figs. 8–15 (:func:`write_rmap_report`) and the model's Figs. 6–7."""
+        from wattsched.studies.rmap.model_figures import write_model_figures  # deferred: matplotlib
+
+        jobs, decisions = load_rmap_runs(out)
+        paths = write_rmap_report(jobs, decisions, dest)
+        return paths + write_model_figures(pl.read_parquet(out / MODEL_ERRORS), dest)
+
+    def summary(self, out: Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:
+        jobs, _ = load_rmap_runs(out)
+        table = rmap_summary(jobs).filter(pl.col("default_data"))
+        cols = ("trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse")
+        return [("RMAP grid: mean turnaround (s), normalised to Traditional", table.select(cols))]
+
+
+def load_rmap_runs(out: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(jobs, decisions)`` of the finished runs of an RMAP campaign, in the manifest's order (the order of
+    :func:`run_rmap_grid`)."""
+    out = Path(out)
+    runs = [r for r in read_manifest(out)["runs"] if result_path(out, r["id"]).exists()]
+    if not runs:
+        raise ValueError(f"{out}: no finished RMAP runs")
+    jobs = [pl.read_parquet(out / "results" / f"{r['id']}.jobs.parquet") for r in runs]
+    decisions = [pl.read_parquet(out / "results" / f"{r['id']}.decisions.parquet") for r in runs]
+    return pl.concat(jobs), pl.concat(decisions)
 
 
 def rmap_summary(jobs: pl.DataFrame) -> pl.DataFrame:

@@ -1,0 +1,151 @@
+"""Plain queue-policy comparisons as an experiment (kind ``queue``): queue policies (FCFS, SJF, EASY, conservative
+backfilling...) over windows of an SWF trace, a job table or a generated workload, compared on the job and system
+metrics of :mod:`wattsched.metrics` (wait, turnaround, bounded slowdown, utilisation, queue length). No power.
+
+```toml
+kind = "queue"
+name = "ricc-policies"
+policies = ["fcfs", "easy", "conservative"]
+seeds = [0]                        # each seed re-draws the windows (and a generated workload)
+
+[[workloads]]
+name = "ricc"
+path = "RICC-2010-2.swf"           # or: generate = { model = "lublin", jobs = 20000, machine_size = 256 }
+windows = { count = 4, hours = 168, seed = 0, prestate = "requeue" }
+```
+
+Runs are window × policy; every run's row holds its parameters and the metrics (``m_<metric>``). It lives in
+``campaign/`` beside the power campaign, whose workload and window specs it shares.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import polars as pl
+from pydantic import Field, field_validator, model_validator
+
+from wattsched.api import run_policy
+from wattsched.campaign.spec import WorkloadSpec, variants
+from wattsched.campaign.workloads import load_workload_spec, store_windows, window_path
+from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.spec import StrictModel
+from wattsched.core.store import run_id, write_result
+from wattsched.policies.registry import CORE_POLICIES, POLICIES
+from wattsched.workload.load import load_workload
+
+#: The metrics the summary averages over windows, in the order it prints them.
+SUMMARY_METRICS = (
+    "m_wait_mean",
+    "m_wait_p90",
+    "m_turnaround_mean",
+    "m_bounded_slowdown_mean",
+    "m_utilisation",
+    "m_queue_length_mean",
+)
+
+
+class QueueSpec(StrictModel):
+    """A queue-policy comparison; see the module docstring."""
+
+    kind: Literal["queue"]
+    name: str = Field(default="queue", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    workloads: list[WorkloadSpec] = Field(min_length=1)
+    policies: list[str] = Field(default_factory=lambda: ["fcfs", "easy", "conservative"], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    runtime_estimate: Literal["walltime", "runtime"] | None = None
+
+    @field_validator("policies")
+    @classmethod
+    def _policies(cls, v: list[str]) -> list[str]:
+        bad = [p for p in v if p not in POLICIES]
+        if bad:
+            raise ValueError(f"unknown policies {bad}; see `wattsched policies`")
+        power = [p for p in v if p not in CORE_POLICIES]
+        if power:
+            raise ValueError(f"{power} need a power check and a cap: use a power campaign (kind = 'power')")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> QueueSpec:
+        names = [w.name for w in self.workloads]
+        if len(set(names)) != len(names):
+            raise ValueError(f"workload names must be unique, got {names}")
+        return self
+
+
+def execute_queue_run(run: Run, out_dir: str, runtime_estimate: str | None) -> dict[str, Any]:
+    """Simulate one window under one policy; write and return its result row (parameters and metrics)."""
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    read = load_workload(window_path(out, run["workload"]))
+    result = run_policy(read, run["policy"], runtime_estimate=runtime_estimate)
+    window = read.provenance.header.get("window") or {}
+    row: dict[str, Any] = {
+        **run,
+        "jobs": result.jobs.height,
+        "rejected": result.rejects.height,
+        "prestate": window.get("prestate", "none") if isinstance(window, dict) else "none",
+        **{f"m_{k}": v for k, v in result.summary["metrics"].items() if isinstance(v, int | float) or v is None},
+        "simulation_s": result.result.elapsed_s,
+        "elapsed_s": time.perf_counter() - t0,
+        "worker": os.getpid(),
+    }
+    write_result(out, row)
+    return row
+
+
+class QueueExperiment(Experiment):
+    """Queue policies over workload windows (see the module docstring)."""
+
+    kind: ClassVar[str] = "queue"
+    spec_model = QueueSpec
+    status_keys = ("workload", "policy")
+    spec: QueueSpec
+
+    def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
+        """Load or generate each workload once per seed, store its windows, and pair every window with every
+        policy."""
+        runs: list[Run] = []
+        for wl, seed, name in variants(self.spec.workloads, self.spec.seeds):
+            t = time.perf_counter()
+            windows = store_windows(load_workload_spec(wl, seed), wl, seed, name, out)
+            log(f"prepared workload {name}: {len(windows)} window(s) in {time.perf_counter() - t:.1f} s")
+            for window in windows:
+                for policy in self.spec.policies:
+                    params = {"workload": window, "policy": policy, "seed": seed}
+                    runs.append({"id": run_id({**params, "runtime_estimate": self.spec.runtime_estimate}), **params})
+        return runs
+
+    def task(self, out: Path) -> Callable[[Run], dict[str, Any]]:
+        return partial(execute_queue_run, out_dir=str(out), runtime_estimate=self.spec.runtime_estimate)
+
+    def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
+        """``results.csv`` (one row per run) and ``summary.csv`` (:func:`queue_summary`)."""
+        dest.mkdir(parents=True, exist_ok=True)
+        results = self.results(out)
+        results.write_csv(dest / "results.csv")
+        queue_summary(results, self.spec.policies).write_csv(dest / "summary.csv")
+        return [dest / "results.csv", dest / "summary.csv"]
+
+    def summary(self, out: Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:
+        table = queue_summary(self.results(out), self.spec.policies)
+        return [("queue policies: means over workload windows", table)]
+
+
+def queue_summary(results: pl.DataFrame, policies: list[str]) -> pl.DataFrame:
+    """Per policy, in the spec's order: the windows run and the mean over them of :data:`SUMMARY_METRICS`."""
+    present = [m for m in SUMMARY_METRICS if m in results.columns]
+    if results.is_empty():
+        return pl.DataFrame(schema={"policy": pl.Utf8, "windows": pl.UInt32})
+    order = {p: k for k, p in enumerate(policies)}
+    return (
+        results.group_by("policy")
+        .agg(pl.len().alias("windows"), *(pl.col(m).cast(pl.Float64).mean().alias(m[2:]) for m in present))
+        .sort(pl.col("policy").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+    )

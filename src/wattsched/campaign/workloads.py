@@ -1,0 +1,61 @@
+"""The workloads of the campaigns that run over windows of a trace or a generated workload (the ``power`` and
+``queue`` kinds): each workload loaded or generated once per seed, cut into windows, every window stored as a
+Parquet job table under ``DIR/workloads/`` (its provenance and window header kept) for the runs to read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wattsched.campaign.spec import WorkloadSpec
+from wattsched.core.schema import ReadResult
+from wattsched.core.store import CampaignError, atomic_path
+from wattsched.engine.windows import WindowSpec, cut_windows
+from wattsched.workload.generate import generate_lublin, generate_m100like
+from wattsched.workload.load import load_workload
+from wattsched.workload.tableio import write_table
+
+WORKLOADS = "workloads"
+
+
+def load_workload_spec(wl: WorkloadSpec, seed: int) -> ReadResult:
+    """The workload of ``wl`` for grid seed ``seed``: read from its file, or generated with its seed offset by
+    ``seed`` (before windows are cut)."""
+    if wl.path is not None:
+        return load_workload(wl.path, machine_size=wl.machine_size)
+    g = wl.generate
+    assert g is not None  # the spec has exactly one of path and generate
+    if g.model == "m100":
+        return generate_m100like(g.jobs, seed=g.seed + seed, target_load=g.target_load)
+    if g.machine_size is None:
+        raise CampaignError(f"workload {wl.name!r}: the lublin generator needs machine_size")
+    return generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
+
+
+def store_table(read: ReadResult, path: Path) -> None:
+    """Write a job table with its provenance, atomically."""
+    with atomic_path(path, keep_suffix=True) as tmp:
+        write_table(read.jobs, tmp, provenance=read.provenance)
+
+
+def store_windows(read: ReadResult, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
+    """Cut ``read`` into the windows of ``wl`` (the whole workload when it has none), store each under
+    ``out/workloads/`` and return their ids (``<name>-wNN``, or ``name``)."""
+    (out / WORKLOADS).mkdir(parents=True, exist_ok=True)
+    if wl.windows is None:
+        store_table(read, out / WORKLOADS / f"{name}.parquet")
+        return [name]
+    w = wl.windows
+    size = wl.machine_size or read.provenance.machine_size
+    ids = []
+    for k, (_, window) in enumerate(
+        cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate), machine_size=size)
+    ):
+        wid = f"{name}-w{k:02d}"
+        store_table(window, out / WORKLOADS / f"{wid}.parquet")
+        ids.append(wid)
+    return ids
+
+
+def window_path(out: Path, window: str) -> Path:
+    """Where a run finds its workload window."""
+    return out / WORKLOADS / f"{window}.parquet"

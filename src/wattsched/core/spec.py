@@ -1,0 +1,52 @@
+"""What every campaign kind's spec shares: a strict base model, and reading and validating a spec file with
+errors that name the file and the field (one :class:`~wattsched.core.store.CampaignError` for every problem)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from wattsched.core.store import CampaignError
+
+
+class StrictModel(BaseModel):
+    """A spec model: unknown fields are errors (a typo must not silently fall back to a default), values frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_spec_file(path: str | Path) -> Any:
+    """The raw data of a campaign file (``.toml``, ``.yaml``/``.yml`` or ``.json``), errors naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CampaignError(f"{path}: cannot read the campaign file ({exc.strerror})") from exc
+    try:
+        if path.suffix == ".toml":
+            return tomllib.loads(text)
+        if path.suffix in (".yaml", ".yml"):
+            return yaml.safe_load(text)
+        if path.suffix == ".json":
+            return json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
+        kind = "YAML" if path.suffix in (".yaml", ".yml") else path.suffix[1:].upper()
+        raise CampaignError(f"{path}: not valid {kind}: {exc}") from exc
+    raise CampaignError(f"{path}: campaign files are .toml, .yaml or .json")
+
+
+def validate_spec(model: type[M], data: Any, source: str) -> M:
+    """``data`` validated as ``model``; every problem named by its field path, in one :class:`CampaignError`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+        raise CampaignError(f"{source}: {problems}") from exc

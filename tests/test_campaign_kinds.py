@@ -1,0 +1,221 @@
+"""Every kind of campaign through the one runner: a tiny campaign of each kind (power, queue, dispatch, EAMC, RMAP)
+killed with ``kill -9`` in the middle and resumed gives the result set of an uninterrupted run; SIGTERM stops a
+campaign cleanly; the kind registry reads old files and refuses unknown kinds."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SHARED_DATA, require_data
+from wattsched.campaign.kinds import KINDS, load_experiment, open_experiment, parse_experiment
+from wattsched.campaign.runner import load_results, run_experiment, status
+from wattsched.cli import app
+from wattsched.core.store import CampaignError, done_ids
+
+REPO = Path(__file__).resolve().parents[1]
+
+POWER = """
+kind = "power"
+name = "tiny-power"
+platform = "marconi100"
+[[workloads]]
+name = "m100"
+generate = { model = "m100", jobs = 3000, seed = 2, target_load = 1.0 }
+windows = { count = 3, hours = 12, seed = 1 }
+[grid]
+policies = ["easy-pc"]
+checks = ["mean", "max"]
+sources = ["real"]
+caps = [0.5]
+"""
+
+QUEUE = """
+kind = "queue"
+name = "tiny-queue"
+policies = ["fcfs", "easy", "conservative"]
+[[workloads]]
+name = "lublin"
+generate = { model = "lublin", jobs = 4000, machine_size = 128, seed = 5 }
+windows = { count = 3, hours = 48, seed = 0 }
+"""
+
+RMAP = """
+kind = "rmap"
+name = "tiny-rmap"
+traces = ["small", "large", "random1", "random2"]
+bounds = [6500, 10000, 14000]
+policies = ["rmap-traditional", "rmap-naive", "rmap-adaptive-0"]
+"""
+
+
+def _eamc() -> str:
+    data = require_data("eamc/en_conf/2hw.conf").parent
+    return f"""
+kind = "eamc"
+name = "tiny-eamc"
+data_dir = "{data}"
+mixes = ["W13", "W50"]
+policies = ["base-slurm", "min-energy", "eamc-priorityinc"]
+t_weights = [1.0]
+jobs = 300
+"""
+
+
+def _dispatch() -> str:
+    files = sorted(require_data("eurora/historical_traces/50").glob("*.log_crypt"))[:2]
+    return f"""
+kind = "dispatch"
+name = "tiny-dispatch"
+instances = {json.dumps([str(f) for f in files])}
+dispatchers = ["sjf", "ebf", "prb"]
+estimates = ["walltime", "real"]
+"""
+
+
+SPECS = {"power": lambda: POWER, "queue": lambda: QUEUE, "rmap": lambda: RMAP, "eamc": _eamc, "dispatch": _dispatch}
+
+
+def _spec_file(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.toml"
+    path.write_text(SPECS[kind]())
+    return path
+
+
+def _comparable(out: Path) -> pl.DataFrame:
+    """The results without the machine-dependent timings, by run id."""
+    results = load_results(out)
+    timings = open_experiment(out).timing_fields
+    return results.drop([c for c in timings if c in results.columns]).sort("id")
+
+
+def _start(spec: Path, out: Path, workers: int = 1) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "wattsched.cli", "campaign", "run", str(spec), "--output", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.Popen(
+        [*cmd, "--workers", str(workers)],
+        start_new_session=True,  # its own process group: the kill reaches every worker
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _wait_for_results(proc: subprocess.Popen, out: Path, count: int, timeout: float = 300) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline and len(done_ids(out)) < count and proc.poll() is None:
+        time.sleep(0.02)
+
+
+def _group_gone(pgid: int, timeout: float = 10.0) -> bool:
+    """Whether no process of the group is left (the campaign left no worker behind)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("kind", list(SPECS))
+def test_kill_9_and_resume_gives_the_uninterrupted_results(tmp_path: Path, kind: str) -> None:
+    spec = _spec_file(tmp_path, kind)
+    reference = tmp_path / "reference"
+    ref = run_experiment(load_experiment(spec), reference, workers=1)
+    assert ref.executed == ref.total >= 6
+    killed = tmp_path / "killed"
+    proc = _start(spec, killed)
+    _wait_for_results(proc, killed, 1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = len(done_ids(killed))
+    assert 1 <= partial < ref.total, f"the kill came too late or too early ({partial} of {ref.total} runs done)"
+    resumed = run_experiment(load_experiment(spec), killed, workers=1)
+    assert resumed.already_done == partial and resumed.executed == ref.total - partial
+    assert _comparable(killed).equals(_comparable(reference))
+    assert not [p for p in (killed / "results").iterdir() if ".tmp" in p.name]
+    st = status(killed)
+    assert st["kind"] == kind and st["done"] == st["runs"] == ref.total
+    runner = CliRunner()
+    result = runner.invoke(app, ["campaign", "status", str(killed)])
+    assert result.exit_code == 0 and f"{ref.total} of {ref.total} runs done" in " ".join(result.output.split())
+    table = tmp_path / "all.csv"
+    result = runner.invoke(app, ["campaign", "results", str(killed), "--output", str(table)])
+    assert result.exit_code == 0 and pl.read_csv(table).height == ref.total
+    result = runner.invoke(app, ["campaign", "report", str(killed)])
+    assert result.exit_code == 0, result.output
+    assert any((killed / "report").iterdir())
+
+
+def test_sigterm_stops_a_campaign_cleanly_and_it_resumes(tmp_path: Path) -> None:
+    """SIGTERM to the runner alone: it says how far it got, exits with 130, and ends its worker processes."""
+    spec = _spec_file(tmp_path, "queue")
+    out = tmp_path / "c"
+    proc = _start(spec, out, workers=2)
+    _wait_for_results(proc, out, 1)
+    assert proc.poll() is None, "the campaign finished before it could be stopped"
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    done = len(done_ids(out))
+    assert f"interrupted, {done} of 9 runs done" in " ".join(stderr.split())
+    assert _group_gone(proc.pid), "a worker process outlived the interrupted campaign"
+    resumed = run_experiment(load_experiment(spec), out, workers=1)
+    assert resumed.already_done == done and resumed.executed == 9 - done
+
+
+def test_queue_policies_compare_on_job_and_system_metrics(tmp_path: Path) -> None:
+    out = tmp_path / "q"
+    run_experiment(load_experiment(_spec_file(tmp_path, "queue")), out, workers=1)
+    results = load_results(out)
+    assert results.height == 9 and set(results["policy"]) == {"fcfs", "easy", "conservative"}
+    assert {"m_wait_mean", "m_bounded_slowdown_mean", "m_utilisation"} <= set(results.columns)
+    means = results.group_by("policy").agg(pl.col("m_wait_mean").mean()).rows_by_key("policy")
+    assert means["easy"][0] <= means["fcfs"][0]  # backfilling only ever helps the mean wait on these windows
+    summary = pl.read_csv(open_experiment(out).report(out, tmp_path / "report")[1])
+    assert summary["policy"].to_list() == ["fcfs", "easy", "conservative"] and (summary["windows"] == 3).all()
+
+
+def test_every_kind_is_registered_and_files_without_kind_are_power_campaigns(tmp_path: Path) -> None:
+    assert set(KINDS) == {"power", "queue", "dispatch", "eamc", "rmap"}
+    old = tmp_path / "old.toml"
+    old.write_text(POWER.replace('kind = "power"\n', ""))
+    with pytest.warns(FutureWarning, match='write kind = "power"'):
+        assert load_experiment(old).kind == "power"
+    with pytest.raises(CampaignError, match="unknown campaign kind 'nope'"):
+        parse_experiment({"kind": "nope"})
+    with pytest.raises(CampaignError, match=r"policies: .*need a power check"):
+        parse_experiment({"kind": "queue", "workloads": [{"name": "a", "path": "x"}], "policies": ["easy-pc"]})
+    with pytest.raises(CampaignError, match=r"cab_data: .*unknown cab_data"):
+        parse_experiment({"kind": "rmap", "cab_data": "measured"})
+
+
+def test_a_directory_holds_one_kind(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    run_experiment(parse_experiment({"kind": "rmap", "traces": ["small"], "bounds": [14000]}), out, workers=1)
+    with pytest.raises(CampaignError, match="holds another campaign"):
+        run_experiment(parse_experiment({"kind": "rmap", "traces": ["large"], "bounds": [14000]}), out)
+
+
+def test_the_campaign_files_of_each_kind_in_the_docs_validate(tmp_path: Path) -> None:
+    import re
+
+    text = (REPO / "docs" / "campaigns.md").read_text()
+    kinds = set()
+    for k, block in enumerate(re.findall(r"```toml\n(.*?)```", text, re.S)):
+        path = tmp_path / f"doc{k}.toml"
+        path.write_text(block.replace("../shared/data", str(SHARED_DATA)))
+        kinds.add(load_experiment(path).kind)
+    assert kinds == set(KINDS)
