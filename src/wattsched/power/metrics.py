@@ -230,7 +230,7 @@ def power_summary(
     """
     _check_schedule(schedule, (*TIME_COLUMNS,))
     run_start = float(timeline["time"][0])
-    run_end = max(float(schedule["end_time"].max()) if schedule.height else run_start, run_start)
+    run_end = max(float(schedule.select(pl.col("end_time").max()).item()) if schedule.height else run_start, run_start)
     window = cap_metrics(timeline, window_end, window_start)
     out: dict[str, Any] = {
         "window_start_s": float(window_start),

@@ -20,6 +20,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CapBasis = Literal["dynamic", "total"]
+#: How a job's σ grows with its nodes ([AMBIG-0.3]): ``nodes`` (correlated nodes, default) or ``sqrt``.
+SigmaScaling = Literal["nodes", "sqrt"]
 
 
 class PowerConfigError(ValueError):
@@ -120,7 +122,7 @@ def load_platform(name_or_path: str | Path | Platform) -> Platform:
             raise PowerConfigError(f"{path}: not valid TOML: {error}") from None
     elif suffix in {".yaml", ".yml"}:
         try:
-            import yaml  # type: ignore[import-untyped]
+            import yaml  # PyYAML ships no types: ignored in pyproject.toml ([tool.mypy])
         except ImportError:
             raise PowerConfigError(f"{path}: reading YAML needs PyYAML (pip install pyyaml); or use TOML") from None
         try:
@@ -342,7 +344,7 @@ def job_dynamic_estimates(
     idle: float,
     *,
     subtract_idle: bool = True,
-    sigma_scaling: Literal["nodes", "sqrt"] = "nodes",
+    sigma_scaling: SigmaScaling = "nodes",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Job-level dynamic ``(mean m, max M, sigma s)`` from per-node total-power statistics (docs/semantics.md
     §3.7, [AMBIG-0.3]).

@@ -12,7 +12,13 @@ import polars as pl
 from wattsched.engine.simulate import SimulationError, simulate
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.power.metrics import power_summary
-from wattsched.power.platform import Platform, PowerCapSchedule, job_dynamic_estimates, naive_estimates
+from wattsched.power.platform import (
+    Platform,
+    PowerCapSchedule,
+    SigmaScaling,
+    job_dynamic_estimates,
+    naive_estimates,
+)
 from wattsched.power.timeline import power_timeline
 
 POWER_SOURCES = ("real", "predicted", "naive")
@@ -42,7 +48,9 @@ class PowerSetup:
     window_end: float | None = None
     sample_period: float = 20.0
     subtract_idle: bool = True  # [AMBIG-0.3]: dynamic estimates nodes·(x̂ − idle); False = the paper's literal nodes·x̂
-    sigma_scaling: str = "nodes"  # σ_job = nodes·σ_node (correlated nodes); "sqrt" = √nodes·σ_node (independent)
+    sigma_scaling: SigmaScaling = (
+        "nodes"  # σ_job = nodes·σ_node (correlated nodes); "sqrt" = √nodes·σ_node (independent)
+    )
 
     def __post_init__(self) -> None:
         if self.source not in POWER_SOURCES:
@@ -83,9 +91,12 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
                 raise SimulationError(f"column {c!r} has no value for job {job}, which runs; cannot estimate its power")
             v[unknown] = setup.platform.idle_watts if c != columns[2] else 0.0
             values.append(v)
+        mean, peak, std = values
         m, mx, s = job_dynamic_estimates(
             size,
-            *values,
+            mean,
+            peak,
+            std,
             setup.platform.idle_watts,
             subtract_idle=setup.subtract_idle,
             sigma_scaling=setup.sigma_scaling,
@@ -116,7 +127,7 @@ def reject_never_fitting(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Move the jobs that could never start under ``setup`` from the job table to the rejects, with why."""
     bad = never_fit(jobs, setup)
-    if not bad.any():
+    if not bad.any() or setup.cap is None:  # without a cap no job is ever rejected (never_fit)
         return jobs, rejects
     caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
     gone = jobs.filter(pl.Series(bad))
@@ -156,7 +167,7 @@ def window_end_of(setup: PowerSetup, schedule: pl.DataFrame) -> float:
     if setup.window_end is not None:
         return float(setup.window_end)
     changes = setup.cap.change_times() if setup.cap is not None else ()
-    return float(changes[0]) if changes else float(schedule["end_time"].max())
+    return float(changes[0]) if changes else float(schedule.select(pl.col("end_time").max()).item())
 
 
 def power_outputs(
