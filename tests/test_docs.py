@@ -8,12 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
 def test_docs_site_builds_strict_with_an_api_page_per_package(tmp_path: Path) -> None:
     site = tmp_path / "site"
     env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
