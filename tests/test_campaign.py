@@ -130,14 +130,12 @@ def test_dask_local_cluster_gives_identical_results(tmp_path, reference) -> None
     assert _results(out).equals(_results(reference))
 
 
-@pytest.mark.slow
 def test_a_directory_holds_one_campaign(tmp_path, reference) -> None:
     other = SMALL.replace("caps = [0.5, 0.7]", "caps = [0.6]")
     with pytest.raises(CampaignError, match="holds another campaign"):
         run_experiment(load_spec(_spec_file(tmp_path, other)), reference, workers=1)
 
 
-@pytest.mark.slow
 def test_status_and_results_from_the_cli(tmp_path, reference) -> None:
     st = status(reference)
     assert st["done"] == st["runs"] == 22
@@ -166,7 +164,6 @@ def test_seeds_replicate_the_workloads_on_other_samples(tmp_path) -> None:
     assert len(runs) == 8 and {(r["workload"][:4], r["seed"]) for r in runs} == {("m-s0", 0), ("m-s1", 1)}
 
 
-@pytest.mark.slow
 def test_report_from_the_cli(tmp_path, reference) -> None:
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["campaign", "report", str(reference), "--output", str(out), "--html"])

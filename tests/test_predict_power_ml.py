@@ -316,7 +316,6 @@ def test_mae_summary() -> None:
 # ------------------------------------------------------------------------------------------------ accuracy
 
 
-@pytest.mark.slow
 def test_ml_and_history_beat_the_global_mean(m100) -> None:
     jobs, completion, offset = m100
     mae = {}

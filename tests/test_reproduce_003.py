@@ -26,7 +26,6 @@ def quick(tmp_path_factory):
     return out
 
 
-@pytest.mark.slow
 def test_quick_reproduction_verdicts(quick) -> None:
     claims = {c.id: c for c in read_claims(quick / "claims.json").claims}
     assert claims["C003-01"].verdict == "holds"
@@ -38,7 +37,6 @@ def test_quick_reproduction_verdicts(quick) -> None:
     assert (quick / "fidelity.png").stat().st_size > 0 and (quick / "outcomes.png").stat().st_size > 0
 
 
-@pytest.mark.slow
 def test_quick_results_account_for_every_job_and_recover_the_generated_power(quick) -> None:
     results = pl.read_parquet(quick / "results.parquet")
     cases = results.filter(pl.col("kind") == "spec case")

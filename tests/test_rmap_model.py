@@ -378,7 +378,6 @@ def test_platform_import_needs_no_matplotlib() -> None:
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.slow
 def test_rmap_grid_cli_takes_the_cab_data_option(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -110,7 +110,6 @@ def cab():
     return oracle, model
 
 
-@pytest.mark.slow
 def test_the_experiment_grid_and_its_report(cab, tmp_path) -> None:
     from wattsched.studies.rmap.experiment import BOUNDS, POLICIES, rmap_summary, run_rmap_grid, write_rmap_report
 
