@@ -25,13 +25,13 @@ def main() -> None:
     os.sched_setaffinity(0, {0})
     from wattsched.engine.simulate import simulate
     from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+    from wattsched.power.platform import PowerCapSchedule, load_platform
     from wattsched.power.run import ESTIMATE_COLUMNS, PowerSetup, reject_never_fitting, with_estimates
     from wattsched.workload.generate import generate_m100like
 
     r = generate_m100like(6000, seed=3, target_load=1.0)
     jobs = r.jobs.with_columns((pl.col("submit_time") - 12 * 3600.0).clip(lower_bound=0.0))
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
     setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
     jobs, _ = reject_never_fitting(with_estimates(jobs, setup), r.rejects, setup, "bench")

@@ -32,12 +32,12 @@ def main() -> None:
     from wattsched.api import run_policy
     from wattsched.engine.simulate import simulate
     from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+    from wattsched.power.platform import PowerCapSchedule, load_platform
     from wattsched.power.run import ESTIMATE_COLUMNS, PowerSetup, profiles_of, reject_never_fitting, with_estimates
     from wattsched.power.timeline import power_timeline
     from wattsched.workload.generate import generate_m100like
 
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
     setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
     run_policy(generate_m100like(500, seed=1), "easy-pc", power=setup)  # compile / load the kernels

@@ -14,16 +14,8 @@ from typer.testing import CliRunner
 
 from conftest import require_data
 from wattsched.cli import app
-from wattsched.studies.eamc.dvfs import (
-    DVFSConfigError,
-    DVFSPlatform,
-    Partition,
-    eamc_p1p2,
-    find_en_conf,
-    load_en_conf,
-    read_coefficients,
-    read_module_conf,
-)
+from wattsched.studies.eamc.dvfs import DVFSPlatform, Partition, eamc_p1p2, load_en_conf
+from wattsched.studies.eamc.en_conf import DVFSConfigError, find_en_conf, read_coefficients, read_module_conf
 from wattsched.studies.eamc.energy_model import (
     AppDB,
     Signature,

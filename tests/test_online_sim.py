@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from wattsched.core.schema import sort_queue_order
 from wattsched.engine.simulate import OnlineEstimates, SimulationError, simulate
 from wattsched.policies.powercheck import PowerCheck
-from wattsched.power.platform import PLATFORMS, PowerCapSchedule, job_dynamic_estimates
+from wattsched.power.platform import PowerCapSchedule, job_dynamic_estimates, load_platform
 from wattsched.predict.online import predict_online
 from wattsched.predict.power_history import HistoryPowerPredictor
 from wattsched.workload.generate import generate_m100like
 
-M100 = PLATFORMS["marconi100"]
+M100 = load_platform("marconi100")
 
 
 class Spy:

@@ -9,7 +9,6 @@ import pytest
 
 from conftest import require_data
 from wattsched.power.platform import (
-    PLATFORMS,
     Platform,
     PowerCapSchedule,
     PowerConfigError,
@@ -20,7 +19,7 @@ from wattsched.power.platform import (
     parse_cap,
 )
 
-M100 = PLATFORMS["marconi100"]
+M100 = load_platform("marconi100")
 
 
 # --------------------------------------------------------------------------------------------- platform

@@ -15,7 +15,7 @@ from wattsched.api import run_policy
 from wattsched.cli import app
 from wattsched.core.schema import ReadResult
 from wattsched.policies.powercheck import PowerCheck
-from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+from wattsched.power.platform import PowerCapSchedule, load_platform
 from wattsched.power.run import PowerSetup
 from wattsched.reproduce.paper000 import QUICK, windows_of
 from wattsched.workload.generate import generate_m100like
@@ -128,7 +128,7 @@ def test_jobs_that_could_never_fit_are_rejected_with_a_reason() -> None:
         pl.when(pl.col("job_id") == 1).then(256).otherwise(pl.col("size")).alias("size"),
         pl.when(pl.col("job_id") == 1).then(2000.0).otherwise(pl.col("power_mean")).alias("power_mean"),
     )
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW, post_window_cap=0.6)
     run = run_policy(
         ReadResult(jobs, r.rejects, r.provenance),
@@ -146,7 +146,7 @@ def test_actual_power_never_exceeds_the_cap_with_real_max_estimates(loaded_windo
     """Every profile sample is at most nodes × per-node max (the generator's power_max is the maximum of the
     per-node samples), so with max estimates Σ dynamic ≤ Σ M ≤ cap at every instant the cap is in force (the
     cap only rises here: 0.5 for 3 h, then the dynamic range)."""
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
     run = run_policy(
         loaded_window, policy, power=PowerSetup(plat, PowerCheck.named(check), "real", cap, WINDOW), baseline=False
@@ -204,7 +204,7 @@ def test_estimate_options() -> None:
     from wattsched.power.run import with_estimates
 
     jobs = generate_m100like(200, seed=7).jobs.filter(pl.col("runtime") > 0)
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     check = PowerCheck.named("gaussian99")
     q, mean, std = (jobs[c].to_numpy() for c in ("size", "power_mean", "power_std"))
     default = with_estimates(jobs, PowerSetup(plat, check))

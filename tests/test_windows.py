@@ -12,7 +12,7 @@ from wattsched.core.schema import Provenance, ReadResult, empty_rejects
 from wattsched.engine.simulate import SimulationError, simulate
 from wattsched.engine.windows import WindowSpec, cut_window, cut_windows, trace_starts, window_starts
 from wattsched.policies.powercheck import PowerCheck
-from wattsched.power.platform import PLATFORMS, PowerCapSchedule
+from wattsched.power.platform import PowerCapSchedule, load_platform
 from wattsched.workload.generate import generate_m100like
 
 HOUR = 3600.0
@@ -193,7 +193,7 @@ def test_windows_of_a_generated_workload_simulate_with_power() -> None:
     read = generate_m100like(6000, seed=2, target_load=1.0)
     windows = cut_windows(read, WindowSpec(count=2, hours=12.0, seed=1, prestate="prestart"))
     assert len(windows) == 2
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     for t0, w in windows:
         header = w.provenance.header["window"]
         assert header["start"] == t0 and header["prestarted"] == int(w.jobs["prestarted"].sum()) > 0
@@ -212,7 +212,7 @@ def test_reject_tables_are_kept_empty_per_window() -> None:
 
 def test_requeued_windows_of_a_generated_workload_simulate_under_a_cap() -> None:
     read = generate_m100like(6000, seed=2, target_load=1.0)
-    plat = PLATFORMS["marconi100"]
+    plat = load_platform("marconi100")
     for _, w in cut_windows(read, WindowSpec(count=2, hours=12.0, seed=1)):
         header = w.provenance.header["window"]
         assert header["prestate"] == "requeue" and header["requeued"] == int(w.jobs["requeued"].sum()) > 0

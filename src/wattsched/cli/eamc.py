@@ -38,17 +38,20 @@ def eamc_table(
     ] = "paper",
     score: Annotated[str, typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")] = "euclidean",
     output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
+    platform_name: Annotated[
+        str, typer.Option("--platform", help="The partitions: a dvfs preset or platform file (docs/platforms.md).")
+    ] = "eamc-p1p2",
 ) -> None:
     """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
-    from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.studies.eamc.dvfs import DVFSConfigError, load_dvfs_platform
     from wattsched.studies.eamc.energy_model import eamc_appdb
     from wattsched.studies.eamc.epm import epm_table
 
     if output is not None and not output.name.lower().endswith((".csv", ".parquet")):
         fail(f"--output must end in .csv or .parquet, got {output.name}")
     try:
-        platform = eamc_p1p2(data_dir)
+        platform = load_dvfs_platform(platform_name, data_dir)
         frame = epm_table(
             platform, eamc_appdb(data_dir, platform), t_weight=t_weight, weight_placement=weight_placement, score=score
         )
@@ -118,17 +121,21 @@ def eamc_run(
     data_dir: Annotated[
         Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
     ] = None,
+    platform_name: Annotated[
+        str, typer.Option("--platform", help="The partitions: a dvfs preset or platform file (docs/platforms.md).")
+    ] = "eamc-p1p2",
 ) -> None:
-    """Simulate one workload on the p1/p2 DVFS machine under one policy of paper 002."""
+    """Simulate one workload on the p1/p2 DVFS machine (or the partitions of ``--platform``) under one policy of
+    paper 002."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
-    from wattsched.studies.eamc.dvfs import DVFSConfigError, eamc_p1p2
+    from wattsched.studies.eamc.dvfs import DVFSConfigError, load_dvfs_platform
     from wattsched.studies.eamc.energy_model import eamc_appdb
     from wattsched.studies.eamc.experiment import run_eamc
     from wattsched.studies.eamc.policies import EAMCOptions
     from wattsched.studies.eamc.workloads import generate_eamc_workload
 
     try:
-        platform = eamc_p1p2(data_dir)
+        platform = load_dvfs_platform(platform_name, data_dir)
         if workload is None:
             table = generate_eamc_workload(mix, jobs, seed=seed)
         else:

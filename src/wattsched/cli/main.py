@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wattsched.cli import campaign, data, dataset, eamc, generate, predict, rmap
+from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.common import console, err, fail, progress_bar
 from wattsched.cli.reproduce import reproduce
@@ -24,6 +24,7 @@ app.add_typer(dataset.app, name="dataset")
 app.add_typer(campaign.app, name="campaign")
 app.add_typer(eamc.app, name="eamc")
 app.add_typer(rmap.app, name="rmap")
+app.add_typer(platforms.app, name="platforms")
 
 
 @app.command()

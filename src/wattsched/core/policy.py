@@ -23,13 +23,17 @@ Example — strict FCFS::
             return chosen
 
     simulate(jobs, Fcfs(), machine_size=128)
+
+Optional members are declared with their defaults on :class:`PolicyBase` (inherit it to get them, or define
+them yourself): ``summary()``, statistics of the run that ``SimulationResult.policy_stats`` reports (the exact
+knapsack's solver times).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -68,11 +72,24 @@ class View:
 
 @runtime_checkable
 class Policy(Protocol):
-    """A scheduling policy in Python: ``schedule`` returns the positions of the jobs to start now."""
+    """A scheduling policy in Python: ``schedule`` returns the positions of the jobs to start now.
+
+    The required members; the optional ones and their defaults are on :class:`PolicyBase`."""
 
     name: str
 
     def schedule(self, view: View) -> Iterable[int]: ...
+
+
+class PolicyBase(Policy):
+    """A base class for Python policies that declares the optional members of :class:`Policy` with their
+    defaults. Callers read them with :func:`wattsched.core.protocols.optional_member`, so a policy that does not
+    inherit this class gets the same defaults."""
+
+    def summary(self) -> dict[str, Any]:
+        """Statistics of the run (counts, solver times), reported as ``SimulationResult.policy_stats``.
+        Default: none."""
+        return {}
 
 
 def read_only(a: np.ndarray) -> np.ndarray:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.core.policy import JobAttributes, Policy, View, read_only
+from wattsched.core.policy import JobAttributes, Policy, PolicyBase, View, read_only
+from wattsched.core.protocols import optional_member
 from wattsched.core.schema import REQUIRED_COLUMNS, WorkloadError, coerce_columns, sort_queue_order
 from wattsched.engine.kernel import (
     ERR_NO_ROOM,
@@ -74,7 +75,7 @@ class SimulationError(RuntimeError):
 
 @dataclass
 class OnlineEstimates:
-    """An online predictor run inside the simulation (``wattsched.predict.online.OnlinePredictor``).
+    """An online predictor run inside the simulation (``wattsched.core.predictor.OnlinePredictor``).
 
     It learns from the completions the simulator produces and, at every instant with submissions, predicts the
     jobs about to be submitted; its predictions become their estimates before any policy sees them.
@@ -297,7 +298,6 @@ def simulate(
             + hint
         )
     schedule = _schedule_table(jobs, state, estimate)
-    summary = getattr(getattr(external, "stats", None), "summary", None)  # a Python policy's own statistics
     return SimulationResult(
         schedule=schedule,
         policy=pol.name,
@@ -307,9 +307,7 @@ def simulate(
         max_queue_length=int(state.st[ST_MAX_QLEN]),
         elapsed_s=elapsed,
         notes=notes,
-        policy_stats=summary()
-        if callable(summary := getattr(getattr(external, "stats", None), "summary", None))
-        else {},
+        policy_stats=optional_member(external, PolicyBase, "summary")() if external is not None else {},
         predictions=feed.frame() if feed is not None else None,
     )
 

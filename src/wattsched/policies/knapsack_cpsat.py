@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from wattsched.core.policy import View
+from wattsched.core.policy import PolicyBase, View
 from wattsched.policies.powercheck import PowerCheck
 
 _K2_SCALE = 100  # k² is used as ceil(k²·100)/100
@@ -52,8 +52,9 @@ class SolverStats:
         }
 
 
-class CpSatKnapsack:
-    """The exact knapsack as a Python policy: ``schedule(view)`` returns the jobs to start now."""
+class CpSatKnapsack(PolicyBase):
+    """The exact knapsack as a Python policy: ``schedule(view)`` returns the jobs to start now; ``summary()``
+    gives its solver statistics (:class:`SolverStats`)."""
 
     def __init__(
         self,
@@ -75,6 +76,10 @@ class CpSatKnapsack:
         self.max_jobs = max_jobs
         self.seed = seed
         self.stats = SolverStats()
+
+    def summary(self) -> dict[str, float | int]:
+        """The solver statistics of the run, for ``SimulationResult.policy_stats``."""
+        return self.stats.summary()
 
     # -- the pieces of Algorithm 2 ------------------------------------------------------------------------
     def _profits(self, view: View, queue: np.ndarray) -> np.ndarray:

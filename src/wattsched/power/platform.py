@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import itertools
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from wattsched.core.platform_file import PlatformFileError, preset_names, read_platform_file, validate_platform
 
 CapBasis = Literal["dynamic", "total"]
 #: How a job's σ grows with its nodes ([AMBIG-0.3]): ``nodes`` (correlated nodes, default) or ``sqrt``.
 SigmaScaling = Literal["nodes", "sqrt"]
 
 
-class PowerConfigError(ValueError):
+class PowerConfigError(PlatformFileError):
     """A platform or power-cap input that cannot be used; the message names the file, line or field and why."""
 
 
@@ -77,65 +79,35 @@ class Platform(BaseModel):
         return self.max_platform_watts - self.idle_platform_watts
 
 
-#: Built-in platforms. M100's figures are the easypower README's (``normal_dynamic_watts`` = 719,880 W).
-PLATFORMS: dict[str, Platform] = {
-    "marconi100": Platform(
-        name="marconi100", nodes=980, idle_watts=240.0, max_node_watts=2100.0, max_platform_watts=955_080.0
-    ),
-}
-
-
-def _validation_message(source: str, error: ValidationError) -> str:
-    parts = []
-    for e in error.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "(platform)"
-        parts.append(f"field {field!r}: {e['msg']}")
-    return f"{source}: invalid platform: " + "; ".join(parts)
-
-
 def platform_from_dict(data: dict[str, Any], source: str = "<dict>") -> Platform:
     """Validate a mapping into a ``Platform``; errors name ``source`` and each bad field."""
-    try:
-        return Platform.model_validate(data)
-    except ValidationError as error:
-        raise PowerConfigError(_validation_message(source, error)) from None
+    return validate_platform(Platform, data, source, error=PowerConfigError)
+
+
+def platform_presets() -> list[str]:
+    """Names of the power platforms shipped as package data (``power/platforms/*.toml``): ``marconi100``."""
+    return preset_names("power")
+
+
+@cache
+def _preset(name: str) -> Platform:
+    file = read_platform_file(name, "power", error=PowerConfigError)
+    return platform_from_dict(file.data, file.source)
 
 
 def load_platform(name_or_path: str | Path | Platform) -> Platform:
-    """A preset by name (``marconi100``) or a TOML/YAML file, validated.
+    """A preset by name (``marconi100``) or a TOML/YAML platform file of kind ``power``, validated (docs/platforms.md).
 
-    The file holds the fields at top level or under a ``[platform]`` table. YAML needs PyYAML, which is optional.
+    A preset is a file shipped in ``wattsched/power/platforms/`` and goes through the same reader and validation
+    as a user's file; it is read once per process. The file holds the fields at top level or under a
+    ``[platform]`` table. YAML needs PyYAML, which is optional.
     """
     if isinstance(name_or_path, Platform):
         return name_or_path
-    if isinstance(name_or_path, str) and name_or_path in PLATFORMS:
-        return PLATFORMS[name_or_path]
-    path = Path(name_or_path)
-    if not path.is_file():
-        raise PowerConfigError(f"{name_or_path}: neither a platform preset ({sorted(PLATFORMS)}) nor a file")
-    suffix = path.suffix.lower()
-    text = path.read_text(encoding="utf-8")
-    if suffix == ".toml":
-        try:
-            data: Any = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise PowerConfigError(f"{path}: not valid TOML: {error}") from None
-    elif suffix in {".yaml", ".yml"}:
-        try:
-            import yaml  # PyYAML ships no types: ignored in pyproject.toml ([tool.mypy])
-        except ImportError:
-            raise PowerConfigError(f"{path}: reading YAML needs PyYAML (pip install pyyaml); or use TOML") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise PowerConfigError(f"{path}: not valid YAML: {error}") from None
-    else:
-        raise PowerConfigError(f"{path}: unknown platform file type {suffix!r} (expected .toml, .yaml or .yml)")
-    if isinstance(data, dict) and isinstance(data.get("platform"), dict):
-        data = data["platform"]
-    if not isinstance(data, dict):
-        raise PowerConfigError(f"{path}: expected a table of platform fields, got {type(data).__name__}")
-    return platform_from_dict(data, str(path))
+    if isinstance(name_or_path, str) and name_or_path in platform_presets():
+        return _preset(name_or_path)
+    file = read_platform_file(name_or_path, "power", error=PowerConfigError)
+    return platform_from_dict(file.data, file.source)
 
 
 # --------------------------------------------------------------------------------------------------- caps

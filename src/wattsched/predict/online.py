@@ -11,41 +11,23 @@ A prediction for a job submitted at ``r`` may use only the jobs that **completed
 A job that completes at its own submit instant (zero runtime, no wait) is seen only after its own prediction.
 
 A predictor is bound to one job table (rows in queue order: (submit time, job id)) and then fed, in time
-order, ``observe(rows, end_times)`` for completed jobs and ``predict(rows, now)`` for submitted ones. It may
-read any column of a completed job (its true runtime and power included: they are known once it completed) and
-only the submission-time columns of a job it predicts. A predictor with a ``sweep`` method does the whole
-trace protocol in one vectorised pass; the generic driver defines what that pass must return.
+order, ``observe(rows, end_times)`` for completed jobs and ``predict(rows, now)`` for submitted ones: the protocol
+:class:`~wattsched.core.predictor.OnlinePredictor`, in the core. A predictor whose ``sweep`` (an optional member,
+declared on :class:`~wattsched.core.predictor.PredictorBase`) returns a frame does the whole trace protocol in one
+vectorised pass; the generic driver defines what that pass must return.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 import numpy as np
 import polars as pl
 
+from wattsched.core.predictor import OnlinePredictor, PredictorBase
+from wattsched.core.protocols import optional_member
 from wattsched.core.schema import WorkloadError, coerce_columns, sort_queue_order
 
 #: Ways of fixing completion times for the trace protocol.
 COMPLETION_SOURCES = ("auto", "trace", "replay", "no-wait")
-
-
-@runtime_checkable
-class OnlinePredictor(Protocol):
-    """A predictor that learns from completions and predicts at submission."""
-
-    name: str
-    #: Names of the columns ``predict`` returns (e.g. ``("pred_runtime",)``).
-    outputs: tuple[str, ...]
-
-    def bind(self, jobs: pl.DataFrame) -> None:
-        """Start from no history on ``jobs`` (queue order; a row index is a job's identity from now on)."""
-
-    def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
-        """Learn from jobs that completed, in completion order, at ``end_times`` (ascending)."""
-
-    def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
-        """Predictions for the jobs submitted at ``now``: one array per output, aligned with ``rows``."""
 
 
 def predict_online(
@@ -64,9 +46,10 @@ def predict_online(
     submit = jobs["submit_time"].to_numpy().astype(np.float64)
     if n and np.any(np.diff(submit) < 0):
         raise ValueError("jobs must be in queue order (ascending submit time); use sort_queue_order")
-    sweep = getattr(predictor, "sweep", None)
-    if use_sweep and callable(sweep):
-        return sweep(jobs, completion)
+    if use_sweep:
+        swept = optional_member(predictor, PredictorBase, "sweep")(jobs, completion)
+        if swept is not None:
+            return swept
     predictor.bind(jobs)
     known = np.isfinite(completion)
     done = np.flatnonzero(known)

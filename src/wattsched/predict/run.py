@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.predictor import OnlinePredictor, PredictorBase
+from wattsched.core.protocols import optional_member
 from wattsched.core.schema import ReadResult
 from wattsched.predict.evaluate import evaluate_power, evaluate_runtime, per_user_mae
-from wattsched.predict.online import OnlinePredictor, completion_times, predict_online, prepare
+from wattsched.predict.online import completion_times, predict_online, prepare
 from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
 
 POWER_METHODS = ("history", "ml-linear", "ml-forest", "ml-svr", "ml-sgd")
@@ -99,8 +101,8 @@ def run_power_prediction(
         method: per_user_mae(predictions["pred_power_mean"].to_numpy(), true, users),
         "global mean": per_user_mae(baseline["pred_power_mean"].to_numpy(), true, users),
     }
-    models = getattr(predictor, "report", None)
-    info = {"models": models.to_dicts()} if isinstance(models, pl.DataFrame) and models.height else {}
+    models = optional_member(predictor, PredictorBase, "report")
+    info = {"models": models.to_dicts()} if models is not None and models.height else {}
     return PredictionRun(_with(jobs, predictions), predictions, report, where, per_user, info)
 
 

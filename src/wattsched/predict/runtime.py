@@ -1,7 +1,7 @@
 """Online job-runtime predictors: the requested walltime, the truth (oracle), Tsafrir's last-two average and the
 rule cascade of paper 001 (§3; docs/prediction.md §4).
 
-Every predictor follows :class:`~wattsched.predict.online.OnlinePredictor` and outputs ``pred_runtime``
+Every predictor follows :class:`~wattsched.core.predictor.OnlinePredictor` and outputs ``pred_runtime``
 (seconds, capped by the job's walltime); the cascade also outputs ``pred_runtime_rule`` (1..7, the rule that
 fired). ``last2`` and ``rules`` also have a ``sweep`` doing the whole trace protocol in one pass, with exactly
 the output of the generic driver of :func:`~wattsched.predict.online.predict_online`.
@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.predict.online import OnlinePredictor, completion_times, predict_online
+from wattsched.core.predictor import OnlinePredictor
+from wattsched.predict.online import completion_times, predict_online
 
 RUNTIME_OUTPUT = "pred_runtime"
 RULE_OUTPUT = "pred_runtime_rule"

@@ -4,76 +4,118 @@ A :class:`Partition` is a homogeneous group of nodes with a set of available CPU
 model's hardware coefficients ``(A, B, C, D, E, F)`` for every (reference p-state r, target p-state k) pair. The
 projection equations themselves live in :mod:`wattsched.studies.eamc.energy_model`.
 
-Data layout (the ``en_conf`` directory of the EAMC Slurm simulator, also IEEE DataPort 10.21227/e02v-y602):
-
-* ``2hw.conf`` — one ``module { … }`` block per node type: ``id``, ``cores``, ``name``, ``description``,
-  ``freqMin``/``freqMax``/``freqInc``/``freqNom`` (GHz) and ``models { type, parameters, modelFile }``. Module order
-  is partition order: the first module is p1 (partition id 0 in ``apps``), the second p2. The ``modelFile`` paths
-  are absolute paths on the authors' machine, so files are looked up by base name in ``<conf stem>/`` (``2hw/``)
-  next to the conf, then next to the conf itself.
-* ``<name>.energy`` (6 columns A–F), ``<name>.power`` (A B C), ``<name>.time`` (D E F) — n×n rows, block r (rows
-  r·n … r·n+n−1) holds the coefficients *from* p-state r *to* every target k. P-states are ascending from
-  ``freqMin`` in ``freqInc`` steps up to ``freqNom`` (n = 16 for p1, 20 for p2); ``freqMax`` (nominal + 0.1) is
-  the turbo bin, which the matrices do not model. An all-zero row marks a frequency the partition cannot run at
-  (2.0 GHz on p1; 1.4, 1.8, 2.2, 2.5, 2.9 GHz on p2): it is skipped.
+The coefficients come from the ``en_conf`` directory of the EAMC Slurm simulator (also IEEE DataPort
+10.21227/e02v-y602), read by :mod:`wattsched.studies.eamc.en_conf` (its docstring has the file layout). P-states
+are ascending from ``freqMin`` in ``freqInc`` steps up to ``freqNom`` (n = 16 for p1, 20 for p2); ``freqMax``
+(nominal + 0.1) is the turbo bin, which the matrices do not model. An all-zero row marks a frequency the partition
+cannot run at (2.0 GHz on p1; 1.4, 1.8, 2.2, 2.5, 2.9 GHz on p2): it is skipped.
 
 Choices (named, with the resolution of docs/decisions.md as default):
 
 * [AMBIG-2.1] ``reference``: the block used is the nominal (last) p-state's, because the applications' signatures
   were measured at nominal frequency. Another available frequency can be given.
-* Coefficient source: the 6-column energy file when the conf declares it; the power and time files, when also
-  present, must agree with it (``verify=True``), because a silent mismatch would mean two different models.
 
-The coefficient matrices are learned model data, not facts of the hardware, and the paper does not print
-them, so :func:`eamc_p1p2` needs the data directory. What is a fact of the paper's evaluation — 512 nodes per
-partition, the CPU models, their frequency ranges — is embedded (:data:`EAMC_HARDWARE`) and checked against the
-files, so pointing the preset at another ``en_conf`` fails loudly instead of simulating other hardware.
+The coefficient matrices are learned model data, not facts of the hardware, and are not published with the paper,
+so :func:`eamc_p1p2` needs the data directory. What is a fact of the paper's evaluation — 512 nodes per partition,
+the CPU models, their frequency ranges — ships as the ``dvfs`` platform file ``platforms/eamc-p1p2.toml``
+(docs/platforms.md) and is checked against the files, so pointing the preset at another ``en_conf`` fails loudly
+instead of simulating other hardware. A user's own partitions are a file of the same format, loaded by the same
+:func:`load_dvfs_platform`.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from wattsched.core.platform_file import read_platform_file, validate_platform
+from wattsched.studies.eamc.en_conf import DVFSConfigError, ModuleConf, find_en_conf, load_matrix, read_module_conf
 
 __all__ = [
     "COEFFICIENT_NAMES",
-    "EAMC_HARDWARE",
     "EAMC_NODES",
+    "EAMC_P1P2",
     "DVFSConfigError",
     "DVFSPlatform",
-    "ModuleConf",
+    "DVFSPlatformFile",
     "Partition",
+    "PartitionFacts",
     "eamc_p1p2",
-    "find_en_conf",
+    "load_dvfs_file",
+    "load_dvfs_platform",
     "load_en_conf",
     "load_partition",
-    "read_coefficients",
-    "read_module_conf",
 ]
 
 #: Column order of the 6-parameter coefficient rows.
 COEFFICIENT_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
-#: Nodes per partition in the paper's evaluation (§5: "p1: 512 nodes", "p2: 512 nodes").
-EAMC_NODES = 512
-#: Facts of the paper's two public partitions: CPU model, sockets × cores, TDP, frequency range (GHz).
-EAMC_HARDWARE: dict[str, dict[str, object]] = {
-    "p1": {"module_id": "CM", "cpu": "Xeon Platinum 8168", "sockets": 2, "cores_per_socket": 24, "tdp_w": 205,
-           "freq_min": 1.2, "freq_nominal": 2.7},
-    "p2": {"module_id": "ESB", "cpu": "Xeon Gold 6254", "sockets": 2, "cores_per_socket": 18, "tdp_w": 200,
-           "freq_min": 1.2, "freq_nominal": 3.1},
-}  # fmt: skip
 
 _FREQ_DECIMALS = 6  # GHz values are rounded to this many decimals so that 1.2 + 8·0.1 compares equal to 2.0
 _FREQ_TOL = 5e-4  # a frequency given by a caller matches a p-state within 0.5 MHz
 
 
-class DVFSConfigError(ValueError):
-    """An ``en_conf`` input that cannot be used; the message names the file, the line and why."""
+# --------------------------------------------------------------------------------------------------------------
+# Platform files (kind "dvfs")
+# --------------------------------------------------------------------------------------------------------------
+
+
+class PartitionFacts(BaseModel):
+    """One partition of a ``dvfs`` platform file: the hardware facts its coefficient files must match."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    module_id: str = Field(min_length=1, description="the module id of the partition's block in the conf")
+    nodes: int = Field(gt=0)
+    cpu: str = ""
+    sockets: int | None = Field(default=None, gt=0)
+    cores_per_socket: int | None = Field(default=None, gt=0)
+    tdp_w: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="W per socket")
+    freq_min: float = Field(gt=0, allow_inf_nan=False, description="GHz, lowest p-state")
+    freq_nominal: float = Field(gt=0, allow_inf_nan=False, description="GHz, highest non-turbo p-state")
+
+    @model_validator(mode="after")
+    def _range(self) -> PartitionFacts:
+        if self.freq_nominal < self.freq_min:
+            raise ValueError(f"freq_nominal ({self.freq_nominal}) is below freq_min ({self.freq_min})")
+        return self
+
+
+class DVFSPlatformFile(BaseModel):
+    """A platform file of kind ``dvfs``: the partitions (in module order of ``conf``) and the conf's file name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    conf: str = Field(default="2hw.conf", min_length=1)
+    primary: str = ""
+    partitions: tuple[PartitionFacts, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _names(self) -> DVFSPlatformFile:
+        names = [p.name for p in self.partitions]
+        if len(set(names)) != len(names):
+            raise ValueError(f"partition names must be unique, got {names}")
+        if self.primary and self.primary not in names:
+            raise ValueError(f"primary {self.primary!r} is not one of the partitions {names}")
+        return self
+
+
+def load_dvfs_file(name_or_path: str | Path) -> tuple[DVFSPlatformFile, str, Path | None]:
+    """A ``dvfs`` platform file (preset ``eamc-p1p2`` or a path), validated; with its source and folder."""
+    file = read_platform_file(name_or_path, "dvfs", error=DVFSConfigError)
+    return validate_platform(DVFSPlatformFile, file.data, file.source, error=DVFSConfigError), file.source, file.folder
+
+
+#: The paper's p1/p2 facts (``platforms/eamc-p1p2.toml``).
+EAMC_P1P2: DVFSPlatformFile = load_dvfs_file("eamc-p1p2")[0]
+#: Nodes per partition in the paper's evaluation (§5: "p1: 512 nodes", "p2: 512 nodes"): the readers' default.
+EAMC_NODES: int = EAMC_P1P2.partitions[0].nodes
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -237,269 +279,6 @@ class DVFSPlatform:
         return sum(p.nodes for p in self.partitions)
 
 
-# --------------------------------------------------------------------------------------------------------------
-# Readers
-# --------------------------------------------------------------------------------------------------------------
-
-
-def read_coefficients(path: str | Path, n_params: int) -> np.ndarray:
-    """Rows of ``n_params`` numbers (one per non-blank line) as an array (rows, n_params).
-
-    The row count must be a perfect square (n × n p-state pairs); the caller reshapes.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DVFSConfigError(f"{path}: cannot read: {exc}") from None
-    rows: list[list[float]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != n_params:
-            raise DVFSConfigError(f"{path}:{number}: expected {n_params} coefficients, got {len(fields)}: {line!r}")
-        try:
-            values = [float(f) for f in fields]
-        except ValueError:
-            raise DVFSConfigError(f"{path}:{number}: coefficients must be numbers, got {line!r}") from None
-        if not all(math.isfinite(v) for v in values):
-            raise DVFSConfigError(f"{path}:{number}: non-finite coefficient in {line!r}")
-        rows.append(values)
-    n = math.isqrt(len(rows))
-    if not rows or n * n != len(rows):
-        raise DVFSConfigError(
-            f"{path}: {len(rows)} coefficient rows is not n×n for any n (one row per (reference, target) p-state pair)"
-        )
-    return np.asarray(rows, dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class ModuleConf:
-    """One ``module`` block of an EAMC ``.conf`` file. ``models`` maps a model type (``EAR_ENERGY``,
-    ``EAR_POWER``, ``EAR_TIME``) to (number of parameters, model file as written, 1-based line)."""
-
-    module_id: str
-    name: str
-    description: str
-    cores: int | None
-    freq_min: float
-    freq_max: float
-    freq_inc: float
-    freq_nom: float
-    models: dict[str, tuple[int, str, int]]
-    path: Path
-    line: int
-
-
-_TOKEN = re.compile(r'"[^"\n]*"|#.*|[{}:]|[^\s{}:"#]+|"')
-
-
-def _tokens(path: Path, text: str) -> list[tuple[str, int]]:
-    """Tokens with their line numbers; ``#`` starts a comment outside quoted strings."""
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        for m in _TOKEN.finditer(line):
-            tok = m.group(0)
-            if tok.startswith("#"):
-                break
-            if tok == '"':
-                raise DVFSConfigError(f"{path}:{number}: unterminated string")
-            out.append((tok, number))
-    return out
-
-
-def _parse_block(path: Path, toks: list[tuple[str, int]], pos: int) -> tuple[dict, int]:
-    """Parse ``{ key: value … name { … } … }`` starting at the ``{``; returns (items, position after ``}``)."""
-    open_line = toks[pos][1]
-    pos += 1
-    items: dict[str, list] = {}
-    while True:
-        if pos >= len(toks):
-            raise DVFSConfigError(f"{path}:{open_line}: '{{' is never closed")
-        tok, line = toks[pos]
-        if tok == "}":
-            return items, pos + 1
-        if tok in "{:":
-            raise DVFSConfigError(f"{path}:{line}: expected a key or a block name, got {tok!r}")
-        nxt = toks[pos + 1][0] if pos + 1 < len(toks) else None
-        if nxt == ":":
-            if pos + 2 >= len(toks) or toks[pos + 2][0] in "{}:":
-                raise DVFSConfigError(f"{path}:{line}: key {tok!r} has no value")
-            value, vline = toks[pos + 2]
-            if vline != line:
-                raise DVFSConfigError(f"{path}:{line}: key {tok!r} has no value on its line")
-            items.setdefault(tok, []).append((value.strip('"'), line))
-            pos += 3
-        elif nxt == "{":
-            sub, pos = _parse_block(path, toks, pos + 1)
-            items.setdefault(tok, []).append((sub, line))
-        else:
-            raise DVFSConfigError(f"{path}:{line}: expected ':' or '{{' after {tok!r}")
-
-
-def read_module_conf(path: str | Path) -> list[ModuleConf]:
-    """Read the ``module`` blocks of an EAMC ``.conf`` file (e.g. ``2hw.conf``), in file order."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DVFSConfigError(f"{path}: cannot read: {exc}") from None
-    toks = _tokens(path, text)
-    modules: list[ModuleConf] = []
-    pos = 0
-    while pos < len(toks):
-        tok, line = toks[pos]
-        if tok != "module":
-            raise DVFSConfigError(f"{path}:{line}: expected 'module', got {tok!r}")
-        if pos + 1 >= len(toks) or toks[pos + 1][0] != "{":
-            raise DVFSConfigError(f"{path}:{line}: 'module' must be followed by '{{'")
-        items, pos = _parse_block(path, toks, pos + 1)
-        modules.append(_module(path, line, items))
-    if not modules:
-        raise DVFSConfigError(f"{path}: no 'module' block")
-    ids = [m.module_id for m in modules]
-    for i, m in enumerate(modules):
-        if m.module_id in ids[:i]:
-            raise DVFSConfigError(f"{path}:{m.line}: module id {m.module_id!r} defined twice")
-    return modules
-
-
-def _module(path: Path, line: int, items: dict) -> ModuleConf:
-    def one(key: str, required: bool = True) -> tuple[str, int] | None:
-        values = items.get(key)
-        if not values:
-            if required:
-                raise DVFSConfigError(f"{path}:{line}: module has no {key!r}")
-            return None
-        if len(values) > 1:
-            raise DVFSConfigError(f"{path}:{values[1][1]}: {key!r} given twice in one module")
-        value, vline = values[0]
-        if isinstance(value, dict):
-            raise DVFSConfigError(f"{path}:{vline}: {key!r} must be a value, not a block")
-        return value, vline
-
-    def number(key: str) -> float:
-        text, vline = one(key)
-        try:
-            value = float(text)
-        except ValueError:
-            raise DVFSConfigError(f"{path}:{vline}: {key} must be a number (GHz), got {text!r}") from None
-        if not (math.isfinite(value) and value > 0):
-            raise DVFSConfigError(f"{path}:{vline}: {key} must be positive, got {text!r}")
-        return value
-
-    module_id = one("id")[0]
-    cores_item = one("cores", required=False)
-    cores = None
-    if cores_item is not None:
-        try:
-            cores = int(cores_item[0])
-        except ValueError:
-            raise DVFSConfigError(f"{path}:{cores_item[1]}: cores must be an integer, got {cores_item[0]!r}") from None
-    name = one("name")[0]
-    description = (one("description", required=False) or ("", 0))[0]
-    fmin, fmax, finc, fnom = (number(k) for k in ("freqMin", "freqMax", "freqInc", "freqNom"))
-    if not fmin <= fnom <= fmax:
-        raise DVFSConfigError(
-            f"{path}:{line}: module {module_id!r} needs freqMin ≤ freqNom ≤ freqMax, got {fmin:g}, {fnom:g}, {fmax:g}"
-        )
-    models: dict[str, tuple[int, str, int]] = {}
-    for block, mline in items.get("models", []):
-        if not isinstance(block, dict):
-            raise DVFSConfigError(f"{path}:{mline}: 'models' must be a block")
-
-        def get(key: str, block=block, mline=mline) -> tuple[str, int]:
-            values = block.get(key)
-            if not values or isinstance(values[0][0], dict):
-                raise DVFSConfigError(f"{path}:{mline}: models block has no {key!r}")
-            return values[0]
-
-        kind, _ = get("type")
-        params_text, pline = get("parameters")
-        file_text, fline = get("modelFile")
-        try:
-            params = int(params_text)
-        except ValueError:
-            raise DVFSConfigError(f"{path}:{pline}: parameters must be an integer, got {params_text!r}") from None
-        if kind in models:
-            raise DVFSConfigError(f"{path}:{mline}: model type {kind!r} given twice in module {module_id!r}")
-        models[kind] = (params, file_text, fline)
-    return ModuleConf(
-        module_id=module_id,
-        name=name,
-        description=description,
-        cores=cores,
-        freq_min=fmin,
-        freq_max=fmax,
-        freq_inc=finc,
-        freq_nom=fnom,
-        models=models,
-        path=path,
-        line=line,
-    )
-
-
-def _model_file(module: ModuleConf, kind: str) -> tuple[Path, int] | None:
-    """Locate a model file of a module by base name (see the module docstring); None if the conf has none."""
-    entry = module.models.get(kind)
-    if entry is None:
-        return None
-    _, written, line = entry
-    base = Path(written).name
-    conf_dir = module.path.parent
-    candidates = [conf_dir / module.path.stem / base, conf_dir / base, Path(written)]
-    for cand in candidates:
-        if cand.is_file():
-            return cand, line
-    raise DVFSConfigError(
-        f"{module.path}:{line}: model file {written!r} not found (looked for {base!r} in "
-        f"{conf_dir / module.path.stem} and {conf_dir})"
-    )
-
-
-_EXPECTED_PARAMS = {"EAR_ENERGY": 6, "EAR_POWER": 3, "EAR_TIME": 3}
-
-
-def _load_matrix(module: ModuleConf, verify: bool) -> tuple[np.ndarray, Path]:
-    """The (rows, 6) coefficient table of a module, from the energy file or the power + time pair."""
-    for kind, want in _EXPECTED_PARAMS.items():
-        if kind in module.models and module.models[kind][0] != want:
-            raise DVFSConfigError(
-                f"{module.path}:{module.models[kind][2]}: {kind} must have {want} parameters, "
-                f"got {module.models[kind][0]}"
-            )
-    energy = _model_file(module, "EAR_ENERGY")
-    power = _model_file(module, "EAR_POWER")
-    time = _model_file(module, "EAR_TIME")
-    if energy is None and (power is None or time is None):
-        raise DVFSConfigError(
-            f"{module.path}:{module.line}: module {module.module_id!r} declares neither an "
-            "EAR_ENERGY model nor both EAR_POWER and EAR_TIME"
-        )
-    if energy is not None:
-        table, source = read_coefficients(energy[0], 6), energy[0]
-        if verify:
-            for part, cols in ((power, slice(0, 3)), (time, slice(3, 6))):
-                if part is None:
-                    continue
-                other = read_coefficients(part[0], 3)
-                if other.shape[0] != table.shape[0]:
-                    raise DVFSConfigError(f"{part[0]}: {other.shape[0]} rows, but {source} has {table.shape[0]}")
-                diff = np.flatnonzero(np.abs(other - table[:, cols]).max(axis=1) > 1e-9)
-                if diff.size:
-                    raise DVFSConfigError(
-                        f"{part[0]}: row {diff[0] + 1} disagrees with {source} row {diff[0] + 1} "
-                        "(the power/time files must be the energy file's columns)"
-                    )
-        return table, source
-    pt = read_coefficients(power[0], 3)
-    tt = read_coefficients(time[0], 3)
-    if pt.shape[0] != tt.shape[0]:
-        raise DVFSConfigError(f"{time[0]}: {tt.shape[0]} rows, but {power[0]} has {pt.shape[0]}")
-    return np.hstack([pt, tt]), power[0]
-
-
 def load_partition(
     module: ModuleConf,
     *,
@@ -512,7 +291,7 @@ def load_partition(
 
     ``reference`` is the reference frequency ([AMBIG-2.1]; None = the module's nominal ``freqNom``).
     """
-    table, source = _load_matrix(module, verify)
+    table, source = load_matrix(module, verify)
     n = math.isqrt(table.shape[0])
     steps = (module.freq_nom - module.freq_min) / module.freq_inc
     if abs(steps - round(steps)) > 1e-6 or round(steps) + 1 != n:
@@ -552,25 +331,6 @@ def load_partition(
     )
 
 
-def find_en_conf(data_dir: str | Path | None, conf_name: str = "2hw.conf") -> Path:
-    """The ``.conf`` file of an EAMC data directory, which may be given as the conf file itself, the ``en_conf``
-    directory, the ``eamc`` directory above it, or the shared data root above that."""
-    if data_dir is None:
-        raise DVFSConfigError(
-            "the EAMC model needs its data directory: the EAR coefficient matrices are learned data, not facts of "
-            "the hardware, and are not embedded. Give the en_conf directory (2hw.conf, 2hw/apps, 2hw/normal*.*) from "
-            "github.com/marcodamico/slurm_simulator_eamc-policy or IEEE DataPort 10.21227/e02v-y602 "
-            "(in this project: ../shared/data/eamc/en_conf)"
-        )
-    path = Path(data_dir)
-    if path.is_file():
-        return path
-    for cand in (path / conf_name, path / "en_conf" / conf_name, path / "eamc" / "en_conf" / conf_name):
-        if cand.is_file():
-            return cand
-    raise DVFSConfigError(f"{path}: no {conf_name} found (looked in it, in en_conf/ and in eamc/en_conf/)")
-
-
 def load_en_conf(
     conf: str | Path,
     *,
@@ -600,26 +360,54 @@ def load_en_conf(
     return DVFSPlatform(name=platform_name or conf.stem, partitions=parts)
 
 
-def eamc_p1p2(
-    data_dir: str | Path | None = None, *, nodes: int = EAMC_NODES, reference: float | None = None
+def load_dvfs_platform(
+    name_or_path: str | Path,
+    data_dir: str | Path | None = None,
+    *,
+    nodes: int | None = None,
+    reference: float | None = None,
 ) -> DVFSPlatform:
-    """The paper's p1/p2 system: 512 × 2×Xeon Platinum 8168 (p1, 1.2–2.7 GHz) and 512 × 2×Xeon Gold 6254
-    (p2, 1.2–3.1 GHz), with the public EAR coefficients read from ``data_dir`` (see :func:`find_en_conf`).
+    """The partitions of a ``dvfs`` platform file (a preset such as ``eamc-p1p2``, or a user's TOML/YAML file) with
+    their EAR coefficients, read from the file's ``conf`` in ``data_dir`` (see :func:`find_en_conf`); a user's
+    file may instead keep its conf beside it (``conf`` relative to the file). ``nodes`` overrides every partition's
+    node count; ``reference`` is the reference frequency ([AMBIG-2.1]; None = nominal).
 
-    The files must describe that hardware (module ids CM/ESB, frequency ranges), else :class:`DVFSConfigError`.
+    The conf must describe the file's hardware (module ids, frequency ranges), else :class:`DVFSConfigError`.
     """
-    conf = find_en_conf(data_dir)
-    platform = load_en_conf(conf, nodes=nodes, reference=reference, platform_name="eamc-p1p2")
-    if len(platform) != 2:
-        raise DVFSConfigError(f"{conf}: the p1/p2 preset needs exactly 2 modules, got {len(platform)}")
-    for part in platform:
-        facts = EAMC_HARDWARE[part.name]
-        got = (part.module_id, float(part.pstates[0]), float(part.pstates[-1]))
-        want = (facts["module_id"], facts["freq_min"], facts["freq_nominal"])
-        if got[0] != want[0] or abs(got[1] - want[1]) > _FREQ_TOL or abs(got[2] - want[2]) > _FREQ_TOL:
+    facts, source, folder = load_dvfs_file(name_or_path)
+    beside = folder / facts.conf if folder is not None else None
+    conf = (
+        beside if data_dir is None and beside is not None and beside.is_file() else find_en_conf(data_dir, facts.conf)
+    )
+    modules = read_module_conf(conf)
+    k = len(facts.partitions)
+    if len(modules) != k:
+        raise DVFSConfigError(f"{conf}: {source} needs exactly {k} modules, got {len(modules)}")
+    owner = "the paper's" if folder is None else f"{source}:"
+    for module, want in zip(modules, facts.partitions, strict=True):
+        got = (module.module_id, module.freq_min, module.freq_nom)
+        if (
+            got[0] != want.module_id
+            or abs(got[1] - want.freq_min) > _FREQ_TOL
+            or abs(got[2] - want.freq_nominal) > _FREQ_TOL
+        ):
+            cpu = f" ({want.cpu})" if want.cpu else ""
             raise DVFSConfigError(
-                f"{conf}: partition {part.name} is module {got[0]} with p-states "
-                f"{got[1]:g}–{got[2]:g} GHz; the paper's {part.name} is {want[0]} "
-                f"({facts['cpu']}) with {want[1]:g}–{want[2]:g} GHz"
+                f"{conf}: partition {want.name} is module {got[0]} with p-states {got[1]:g}–{got[2]:g} GHz; "
+                f"{owner} {want.name} is {want.module_id}{cpu} with {want.freq_min:g}–{want.freq_nominal:g} GHz"
             )
-    return platform
+    parts = tuple(
+        load_partition(m, name=f.name, nodes=f.nodes if nodes is None else nodes, reference=reference)
+        for m, f in zip(modules, facts.partitions, strict=True)
+    )
+    return DVFSPlatform(name=facts.name, partitions=parts, primary=facts.primary)
+
+
+def eamc_p1p2(
+    data_dir: str | Path | None = None, *, nodes: int | None = None, reference: float | None = None
+) -> DVFSPlatform:
+    """The paper's p1/p2 system (preset ``eamc-p1p2``): 512 × 2×Xeon Platinum 8168 (p1, 1.2–2.7 GHz) and
+    512 × 2×Xeon Gold 6254 (p2, 1.2–3.1 GHz), with the public EAR coefficients read from ``data_dir`` (see
+    :func:`find_en_conf`); ``nodes`` overrides the 512 nodes per partition.
+    """
+    return load_dvfs_platform("eamc-p1p2", data_dir, nodes=nodes, reference=reference)

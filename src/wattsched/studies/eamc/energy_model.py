@@ -34,7 +34,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from wattsched.studies.eamc.dvfs import DVFSConfigError, DVFSPlatform, Partition, find_en_conf
+from wattsched.studies.eamc.dvfs import DVFSPlatform, Partition
+from wattsched.studies.eamc.en_conf import DVFSConfigError, find_en_conf
 
 __all__ = [
     "EAMC_APP_NAMES",

@@ -1,22 +1,13 @@
-"""Priority backfilling over several node-exclusive partitions, with jobs submitted as job-partition entries
-(paper 002's EAMCS scheduler; docs/eamc.md, Scheduler).
+"""Simulation of several node-exclusive partitions, with jobs submitted as job-partition entries (paper 002's
+EAMCS scheduler; docs/eamc.md, Scheduler).
 
 Each job is queued as one *entry* per candidate partition, each with its own node count, time limit, duration
-and power (they follow the partition and the frequency the policy chose). Entries are walked in priority order
-at every scheduling instant (after that instant's completions and submissions):
-
-- an entry whose job has already started in this pass is skipped;
-- if its partition has the nodes free now for the entry's time limit, without overlapping any reservation made
-  earlier in the pass, it starts, and the job's other entries are dropped (a reservation one of them held in
-  this pass is given back);
-- otherwise it reserves the earliest such slot in its partition, so lower-priority entries cannot use that hole
-  (Slurm-style backfilling, conservative across entries). Entries of one job sit in different partitions, so they
-  never block each other.
-
-At most ``queue_limit`` entries are walked per pass (Slurm's ``bf_queue_limit``, 1,000). Plans use time limits;
-a running job ends at ``start + min(duration, limit)``. The pass is compiled with numba over per-partition
-availability profiles (:mod:`wattsched.policies.profile`, shared with conservative backfilling), so 5,000-job
-workloads simulate in seconds.
+and power (they follow the partition and the frequency the policy chose: :func:`~.policies.build_entries`). At
+every scheduling instant, after that instant's completions and submissions, the policies' priority backfilling
+pass (:func:`~wattsched.studies.eamc.policies.priority_backfill_pass`) walks the entries in priority order and
+says which start now; the engine starts them and drops their jobs' other entries. Plans use time limits; a
+running job ends at ``start + min(duration, limit)``. The pass is compiled with numba, so 5,000-job workloads
+simulate in seconds.
 """
 
 from __future__ import annotations
@@ -26,11 +17,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba as nb
 import numpy as np
 
-from wattsched.policies.profile import earliest_fit, profile_add, slot_end
-from wattsched.studies.eamc.policies import Entries
+from wattsched.studies.eamc.policies import Entries, priority_backfill_pass
 
 __all__ = ["Entries", "PartitionedResult", "simulate_partitioned"]
 
@@ -43,55 +32,6 @@ class PartitionedResult:
     end: np.ndarray
     entry: np.ndarray
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-@nb.njit(cache=True)
-def _pass(
-    now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_end, part_nodes, queue_limit, started_job
-):  # pragma: no cover - compiled
-    """Entries (indices in ``order``, priority order) that start now."""
-    k = part_nodes.size
-    cap = run_part.size + min(order.size, queue_limit) * 2 + 4
-    times = np.empty((k, cap))
-    free = np.empty((k, cap), dtype=np.int64)
-    count = np.ones(k, dtype=np.int64)
-    for p in range(k):
-        times[p, 0] = now
-        free[p, 0] = part_nodes[p]
-    for r in range(run_part.size):
-        p = run_part[r]
-        count[p] = profile_add(times[p], free[p], count[p], now, run_end[r], -run_nodes[r])
-    res_t = np.full((started_job.size, k), np.nan)  # reservation held by a job's entry in each partition
-    res_end = np.zeros((started_job.size, k))
-    res_n = np.zeros((started_job.size, k), dtype=np.int64)
-    out = np.empty(order.size, dtype=np.int64)
-    n_out = 0
-    walked = 0
-    for idx in range(order.size):
-        if walked >= queue_limit:
-            break
-        e = order[idx]
-        j = e_job[e]
-        if started_job[j]:
-            continue
-        walked += 1
-        p = e_part[e]
-        if e_nodes[e] > part_nodes[p]:
-            continue
-        t = times[p, earliest_fit(times[p], free[p], count[p], e_nodes[e], e_limit[e])]
-        end = slot_end(t, e_limit[e])
-        count[p] = profile_add(times[p], free[p], count[p], t, end, -e_nodes[e])
-        if t <= now:
-            started_job[j] = True
-            out[n_out] = e
-            n_out += 1
-            for q in range(k):  # give back the reservations its other entries made in this pass
-                if not np.isnan(res_t[j, q]):
-                    count[q] = profile_add(times[q], free[q], count[q], res_t[j, q], res_end[j, q], res_n[j, q])
-                    res_t[j, q] = np.nan
-        else:
-            res_t[j, p], res_end[j, p], res_n[j, p] = t, end, e_nodes[e]
-    return out[:n_out]
 
 
 def simulate_partitioned(
@@ -137,7 +77,7 @@ def simulate_partitioned(
         if order.size:
             run = np.fromiter(run_entries, dtype=np.int64, count=len(run_entries))
             t = time.perf_counter()
-            begun = _pass(
+            begun = priority_backfill_pass(
                 now,
                 order,
                 e.job,

@@ -17,14 +17,31 @@ What a policy reads is the EPM's prediction from the application database (the j
 requested time on its primary partition) — never the job's true duration. The job's true duration on a
 partition at a frequency is its primary-partition duration × the same model's time factor (the paper's
 simulator, and docs/eamc.md, Model: the model is the ground truth of these experiments).
+
+Every policy schedules its entries with the same priority backfilling (:func:`priority_backfill_pass`). Entries
+are walked in priority order at every scheduling instant:
+
+- an entry whose job has already started in this pass is skipped;
+- if its partition has the nodes free now for the entry's time limit, without overlapping any reservation made
+  earlier in the pass, it starts, and the job's other entries are dropped (a reservation one of them held in
+  this pass is given back);
+- otherwise it reserves the earliest such slot in its partition, so lower-priority entries cannot use that hole
+  (Slurm-style backfilling, conservative across entries). Entries of one job sit in different partitions, so they
+  never block each other.
+
+At most ``queue_limit`` entries are walked per pass (Slurm's ``bf_queue_limit``, 1,000). The pass is compiled
+with numba over per-partition availability profiles (:mod:`wattsched.policies.profile`, shared with
+conservative backfilling).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
+from wattsched.policies.profile import earliest_fit, profile_add, slot_end
 from wattsched.studies.eamc.dvfs import DVFSPlatform
 from wattsched.studies.eamc.energy_model import AppDB, AppDBView
 from wattsched.studies.eamc.epm import EPMResult, evaluate, partition_priority
@@ -128,3 +145,57 @@ def build_entries(
         frequency=chosen.f_opt.ravel()[order],
     )
     return entries, epm
+
+
+@nb.njit(cache=True)
+def priority_backfill_pass(
+    now, order, e_job, e_part, e_nodes, e_limit, run_part, run_nodes, run_end, part_nodes, queue_limit, started_job
+):  # pragma: no cover - compiled
+    """The entries that start at ``now``, in the order they start (see the module docstring).
+
+    ``order``: the queued entries, in priority order; ``e_job``/``e_part``/``e_nodes``/``e_limit``: every entry's
+    job number, partition, nodes and time limit; ``run_part``/``run_nodes``/``run_end``: the running entries'
+    partition, nodes and planned end; ``part_nodes``: nodes per partition; ``started_job`` (per job, updated in
+    place): whether the job has started, so its other entries are skipped."""
+    k = part_nodes.size
+    cap = run_part.size + min(order.size, queue_limit) * 2 + 4
+    times = np.empty((k, cap))
+    free = np.empty((k, cap), dtype=np.int64)
+    count = np.ones(k, dtype=np.int64)
+    for p in range(k):
+        times[p, 0] = now
+        free[p, 0] = part_nodes[p]
+    for r in range(run_part.size):
+        p = run_part[r]
+        count[p] = profile_add(times[p], free[p], count[p], now, run_end[r], -run_nodes[r])
+    res_t = np.full((started_job.size, k), np.nan)  # reservation held by a job's entry in each partition
+    res_end = np.zeros((started_job.size, k))
+    res_n = np.zeros((started_job.size, k), dtype=np.int64)
+    out = np.empty(order.size, dtype=np.int64)
+    n_out = 0
+    walked = 0
+    for idx in range(order.size):
+        if walked >= queue_limit:
+            break
+        e = order[idx]
+        j = e_job[e]
+        if started_job[j]:
+            continue
+        walked += 1
+        p = e_part[e]
+        if e_nodes[e] > part_nodes[p]:
+            continue
+        t = times[p, earliest_fit(times[p], free[p], count[p], e_nodes[e], e_limit[e])]
+        end = slot_end(t, e_limit[e])
+        count[p] = profile_add(times[p], free[p], count[p], t, end, -e_nodes[e])
+        if t <= now:
+            started_job[j] = True
+            out[n_out] = e
+            n_out += 1
+            for q in range(k):  # give back the reservations its other entries made in this pass
+                if not np.isnan(res_t[j, q]):
+                    count[q] = profile_add(times[q], free[q], count[q], res_t[j, q], res_end[j, q], res_n[j, q])
+                    res_t[j, q] = np.nan
+        else:
+            res_t[j, p], res_end[j, p], res_n[j, p] = t, end, e_nodes[e]
+    return out[:n_out]

@@ -62,6 +62,9 @@ class ClusterView:
 
 
 class Dispatcher(Protocol):
+    """What the multi-resource engine calls at each pass. The required members; the optional ones and their
+    defaults are on :class:`DispatcherBase`."""
+
     name: str
 
     def reset(self) -> None:
@@ -69,6 +72,23 @@ class Dispatcher(Protocol):
 
     def dispatch(self, view: ClusterView) -> list[Decision]:
         """Decisions for this pass, applied in order."""
+
+
+class DispatcherBase(Dispatcher):
+    """A base class for dispatchers that declares the optional members of :class:`Dispatcher` with their
+    defaults. The engine reads them with :func:`wattsched.core.protocols.optional_member`, so a dispatcher that
+    does not inherit this class gets the same defaults."""
+
+    @property
+    def wake_at(self) -> float | None:
+        """A time (s) at which to run another pass even if nothing happens then (EBF retries its reservation at
+        its time), read after each pass; the engine ignores it unless it is later than now and jobs are queued.
+        Default: ``None``, no wake-up."""
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """Statistics of the run added to ``MultiResult.stats`` (CPH's CP-SAT passes). Default: none."""
+        return {}
 
 
 class _Planner:
@@ -93,7 +113,7 @@ class _Planner:
 
 
 @dataclass
-class OrderedDispatcher:
+class OrderedDispatcher(DispatcherBase):
     """fifo, sjf or ljf: allocate in order, stop at the first failure."""
 
     name: str = "fifo"
@@ -138,7 +158,7 @@ def _reservation(view: ClusterView, plan: _Planner, job: int) -> tuple[float, np
 
 
 @dataclass
-class EasyDispatcher:
+class EasyDispatcher(DispatcherBase):
     """EASY backfilling: ``flavour="accasim2017"`` (ebf: fixed reservation, retried at its time) or ``"classic"``
     (easy: recomputed every pass)."""
 
@@ -188,7 +208,7 @@ class EasyDispatcher:
 
 
 @dataclass
-class PRBDispatcher:
+class PRBDispatcher(DispatcherBase):
     """PRB: urgency order, best fit, skipping."""
 
     name: str = "prb"
@@ -211,7 +231,7 @@ def _prb(view: ClusterView) -> np.ndarray:
 
 
 @dataclass
-class CPHDispatcher:
+class CPHDispatcher(DispatcherBase):
     """CPH: CP stage on the relaxed pool, then best-fit allocation of the jobs planned to start now."""
 
     name: str = "cph"
@@ -221,6 +241,19 @@ class CPHDispatcher:
 
     def reset(self) -> None:
         self.passes = []
+
+    def summary(self) -> dict[str, Any]:
+        """The CP stage's passes: how many, how many solved, and their solve times (s)."""
+        if not self.passes:
+            return {}
+        solve = np.array([p["solve_s"] for p in self.passes])
+        return {
+            "cp_passes": len(self.passes),
+            "cp_solved": int(sum(p["status"] not in ("skipped", "empty") for p in self.passes)),
+            "cp_total_s": float(solve.sum()),
+            "cp_mean_s": float(solve.mean()),
+            "cp_max_s": float(solve.max()),
+        }
 
     def dispatch(self, view: ClusterView) -> list[Decision]:
         from wattsched.studies.multires.cph import CPHOptions, cph_plan

@@ -5,7 +5,8 @@ At each instant the engine applies the completions, then the submissions (each n
 estimate, from a column or an online predictor fed with the completions so far), then runs the dispatcher once
 and validates every decision: the job is queued, its chunks are all placed, and no node resource goes negative.
 A job runs ``min(runtime, walltime)`` (killed at its walltime) and a zero-length job completes as a new event at
-the same instant. A dispatcher may ask to be woken at a time (EBF's reservation time) with ``wake_at``.
+the same instant. A dispatcher may ask to be woken at a time (EBF's reservation time) with ``wake_at``, an optional
+member of the protocol declared on :class:`~wattsched.studies.multires.dispatchers.DispatcherBase`.
 
 The dispatcher sees a :class:`~wattsched.studies.multires.dispatchers.ClusterView`: estimates only, never the true
 runtimes. Jobs that cannot fit even on the empty machine are rejected up front with the resource that is short.
@@ -26,10 +27,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.predictor import OnlinePredictor
+from wattsched.core.protocols import optional_member
 from wattsched.core.schema import sort_queue_order
-from wattsched.predict.online import OnlinePredictor
 from wattsched.studies.multires.allocators import chunks_that_fit
-from wattsched.studies.multires.dispatchers import ClusterView, Dispatcher
+from wattsched.studies.multires.dispatchers import ClusterView, Dispatcher, DispatcherBase
 from wattsched.studies.multires.nodes import NodePool, queue_ewt
 
 
@@ -173,7 +175,7 @@ def simulate_multires(
             heapq.heappush(completions, (now + run_for[j], j))
         if decisions:
             queued = [j for j in queued if j in in_queue]
-        wake = getattr(dispatcher, "wake_at", None)
+        wake = optional_member(dispatcher, DispatcherBase, "wake_at")
         if wake is not None and wake > now and queued:
             heapq.heappush(wakeups, float(wake))
         times.append(now)
@@ -213,18 +215,7 @@ def simulate_multires(
         "jobs": n,
         "rejected": rejects.height,
     }
-    extra = getattr(dispatcher, "passes", None)
-    if isinstance(extra, list) and extra:
-        solve = np.array([p["solve_s"] for p in extra])
-        stats.update(
-            {
-                "cp_passes": len(extra),
-                "cp_solved": int(sum(p["status"] not in ("skipped", "empty") for p in extra)),
-                "cp_total_s": float(solve.sum()),
-                "cp_mean_s": float(solve.mean()),
-                "cp_max_s": float(solve.max()),
-            }
-        )
+    stats.update(optional_member(dispatcher, DispatcherBase, "summary")())
     return MultiResult(out, timeline, rejects, stats)
 
 

@@ -1,8 +1,9 @@
 """The Eurora machine (CINECA, 2014) as a :class:`NodePool` (paper 001 §2; docs/dispatch.md).
 
-Eurora's node and queue tables are facts of the machine, so the preset carries them as constants and works without
-the data directory; :func:`read_node_config` and :func:`read_queue_config` read the same tables from the
-``system_configs`` files of the Eurora simulator data (``nodes_#8/32/64``, ``system_queues``) when they are at hand.
+Eurora's node and queue tables are facts of the machine, so the preset ships them as package data
+(``platforms/eurora.toml``, a ``multires`` platform file: docs/platforms.md) and works without the data directory;
+:func:`read_node_config` and :func:`read_queue_config` read the same tables from the ``system_configs`` files of the
+Eurora simulator data (``nodes_#8/32/64``, ``system_queues``) when they are at hand.
 
 Units: node memory is in KiB, the unit the Eurora job traces use for their per-node memory (the data README says
 "bytes", but 33,554,432 bytes would be 32 MB; as KiB it is 32 GiB, and the traces' 14,680,064 KiB chunks match their
@@ -17,20 +18,30 @@ convention): :func:`queue_ewt` gives it to queues the table does not name (the t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
-from wattsched.studies.multires.nodes import DEFAULT_EWT, NodePool, queue_ewt
+from wattsched.studies.multires.nodes import (
+    DEFAULT_EWT,
+    EwtChoice,
+    NodeConfigError,
+    NodePool,
+    PoolPlatform,
+    ewt_table,
+    load_pool,
+    load_pool_platform,
+    queue_ewt,
+)
 
 __all__ = [
     "DEFAULT_EWT",
+    "EURORA_PRESET",
     "EURORA_QUEUES",
     "EURORA_RESOURCES",
     "NodeConfigError",
     "eurora_pool",
+    "load_pool",
     "queue_ewt",
     "read_node_config",
     "read_queue_config",
@@ -38,21 +49,12 @@ __all__ = [
 
 #: Resource types of a Eurora node, in the column order of the ``nodes_#N`` files.
 EURORA_RESOURCES: tuple[str, ...] = ("cores", "gpus", "mics", "mem")
-#: Eurora's queues and their maximum waiting time (s), as in ``system_configs/system_queues``.
-EURORA_QUEUES: dict[str, float] = {
-    "debug": 3600.0, "parallel": 21600.0, "np_longpar": 86400.0, "longpar": 86400.0, "reservation": 1800.0,
-}  # fmt: skip
-#: AccaSim's expected waiting time (s) for a queue it knows nothing about; our default for every queue.
+#: The built-in machine: the package's ``platforms/eurora.toml`` (kind ``multires``, docs/platforms.md).
+EURORA_PRESET: PoolPlatform = load_pool_platform("eurora")
+#: Eurora's queues and their maximum waiting time (s), as in ``system_configs/system_queues`` (from the preset).
+EURORA_QUEUES: dict[str, float] = dict(EURORA_PRESET.queues)
 
-_NODE_CORES = 16
-_NODE_MEM_KIB = 33_554_432  # 32 GiB
-_ACCELERATORS = 2  # per node: 2 MICs (Xeon Phi) on the first half of the nodes, 2 GPUs on the second half
-_MAX_NODES = 64
 _NODE_FILES = (8, 32, 64)
-
-
-class NodeConfigError(ValueError):
-    """A node or queue table that cannot be read: names the file, the line and why."""
 
 
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
@@ -133,77 +135,36 @@ def read_queue_config(path: str | Path) -> dict[str, float]:
     return queues
 
 
-def _builtin_nodes(nodes: int) -> NodePool:
-    """The built-in node table: the ``nodes_#8/32/64`` files all give the first half of the nodes 2 MICs and the
-    second half 2 GPUs (so ``nodes_#8`` is not the first 8 nodes of ``nodes_#64``); the same rule for any count."""
-    n_mic = nodes // 2
-    mics = np.where(np.arange(nodes) < n_mic, _ACCELERATORS, 0)
-    gpus = _ACCELERATORS - mics
-    capacity = np.column_stack([np.full(nodes, _NODE_CORES), gpus, mics, np.full(nodes, _NODE_MEM_KIB)])
-    return NodePool(
-        name=f"nodes_#{nodes}",
-        resources=EURORA_RESOURCES,
-        capacity=capacity.astype(np.int64),
-        node_ids=np.arange(nodes, dtype=np.int64),
-        reserved=np.zeros(nodes, dtype=bool),
-        necessary=("cores",),
-    )
-
-
-def _ewt_table(ewt: str | Mapping[str, float], table: dict[str, float], default_ewt: float) -> dict[str, float]:
-    if not (math.isfinite(default_ewt) and default_ewt > 0):
-        raise ValueError(f"default_ewt must be positive seconds, got {default_ewt!r}")
-    if isinstance(ewt, Mapping):
-        out = {}
-        for name, value in ewt.items():
-            value = float(value)
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"expected waiting time of queue {name!r} must be positive seconds, got {value!r}")
-            out[str(name)] = value
-    elif ewt == "constant":
-        out = dict.fromkeys(table, float(default_ewt))
-    elif ewt == "queues-file":
-        out = dict(table)
-    else:
-        raise ValueError(f"ewt must be 'constant', 'queues-file' or a dict of seconds per queue, got {ewt!r}")
-    out.setdefault("default", float(default_ewt))
-    return out
-
-
 def eurora_pool(
     config_dir: str | Path | None = None,
     *,
     nodes: int = 64,
-    ewt: Literal["constant", "queues-file"] | Mapping[str, float] = "constant",
-    default_ewt: float = DEFAULT_EWT,
+    ewt: EwtChoice = "constant",
+    default_ewt: float | None = None,
 ) -> NodePool:
     """The Eurora machine: built in (``config_dir=None``) or read from a ``system_configs`` directory.
 
     ``nodes`` picks ``nodes_#<nodes>`` in the directory (8, 32, 64 exist); built in, any count up to 64 with the
     files' half-MIC, half-GPU layout. ``ewt`` sets the expected waiting time per queue (see the module docstring);
-    ``pool.queues["default"]`` is ``default_ewt`` unless the dict names it.
+    ``pool.queues["default"]`` is ``default_ewt`` (None: the preset's, :data:`DEFAULT_EWT`) unless the dict names
+    it.
     """
     if isinstance(nodes, bool) or not isinstance(nodes, int | np.integer) or nodes < 1:
         raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
     if config_dir is None:
-        if nodes > _MAX_NODES:
-            raise ValueError(f"Eurora has {_MAX_NODES} nodes; got nodes={nodes}")
-        pool = _builtin_nodes(int(nodes))
-        queues = dict(EURORA_QUEUES)
-        name = f"eurora-{nodes}"
-    else:
-        directory = Path(config_dir)
-        if not directory.is_dir():
-            raise NodeConfigError(f"{directory}: not a directory (expected Eurora's system_configs)")
-        node_file = directory / f"nodes_#{nodes}"
-        if not node_file.is_file():
-            present = sorted(p.name for p in directory.glob("nodes_#*"))
-            raise NodeConfigError(f"{node_file}: no such node file (present: {present}; built in: {_NODE_FILES})")
-        pool = read_node_config(node_file)
-        queue_file = directory / "system_queues"
-        # "queues-file" needs the file (a clear error when absent); otherwise it only names the known queues
-        queues = read_queue_config(queue_file) if ewt == "queues-file" or queue_file.is_file() else {}
-        name = f"eurora-{nodes} ({directory})"
+        return EURORA_PRESET.pool(int(nodes), ewt=ewt, default_ewt=default_ewt)
+    directory = Path(config_dir)
+    if not directory.is_dir():
+        raise NodeConfigError(f"{directory}: not a directory (expected Eurora's system_configs)")
+    node_file = directory / f"nodes_#{nodes}"
+    if not node_file.is_file():
+        present = sorted(p.name for p in directory.glob("nodes_#*"))
+        raise NodeConfigError(f"{node_file}: no such node file (present: {present}; built in: {_NODE_FILES})")
+    pool = read_node_config(node_file)
+    queue_file = directory / "system_queues"
+    # "queues-file" needs the file (a clear error when absent); otherwise it only names the known queues
+    queues = read_queue_config(queue_file) if ewt == "queues-file" or queue_file.is_file() else {}
+    name = f"eurora-{nodes} ({directory})"
     return NodePool(
         name=name,
         resources=pool.resources,
@@ -211,5 +172,5 @@ def eurora_pool(
         node_ids=pool.node_ids,
         reserved=pool.reserved,
         necessary=pool.necessary,
-        queues=_ewt_table(ewt, queues, default_ewt),
+        queues=ewt_table(ewt, queues, DEFAULT_EWT if default_ewt is None else default_ewt),
     )

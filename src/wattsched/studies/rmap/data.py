@@ -100,7 +100,7 @@ PAPER_TABLE2: dict[str, tuple[int, int, float, float, float]] = {
 
 #: The socket of the calibrated data: floor, static and dynamic power per core fitted to Table 2 (see the module
 #: docstring); ``low_activity`` is replaced by the value solved from NSC's Fig. 2 power (:func:`cab_data_set`).
-CAB_SOCKET = SocketModel(floor_w=19.74, static_w_per_core=0.79, dynamic_w_per_core=6.02, memory_w=10.0)
+CAB_SOCKET = dataclasses.replace(SANDY_BRIDGE, floor_w=19.74, static_w_per_core=0.79, dynamic_w_per_core=6.02)
 #: SP-MZ's memory behaviour fitted to Table 2 (memory share, saturation a_s in cores, frequency exponent β).
 _SP_MZ_MEMORY = {"memory_share": 0.873, "bandwidth_cores": 2.0, "memory_freq_exponent": 0.955}
 #: SP-MZ class C (the paper's Table 2 input), fitted to Table 2: for the calibration check, not in the traces.

@@ -1,11 +1,12 @@
 """Simulation of an overprovisioned cluster under a global power bound with paper 004's RMAP policies
 (paper 004; docs/rmap.md; policies in :mod:`wattsched.studies.rmap.policies`).
 
-Events are submissions and completions; at each instant the queue is walked once in FIFO order with EASY
-backfilling in nodes and power. A started job runs its configuration's **measured** time and draws its measured
-power; the policy plans with its own data (measured or model-predicted), and the power it allocates is its data's
-power for the configuration. A job's deadline is ``max(t_req, actual time)`` (paper 004 §3.4.2), so no job is killed;
-its planned end, used by reservations, is ``start + max(t_req, planned time)``.
+Events are submissions and completions; at each instant the policy's pass
+(:func:`~wattsched.studies.rmap.policies.easy_pass`) walks the queue once in FIFO order with EASY backfilling in
+nodes and power, and the engine starts the jobs it chose. A started job runs its configuration's **measured**
+time and draws its measured power; the policy plans with its own data (measured or model-predicted), and the
+power it allocates is its data's power for the configuration. A job's deadline is ``max(t_req, actual time)``
+(paper 004 §3.4.2), so no job is killed; its planned end, used by reservations, is ``start + max(t_req, planned time)``.
 
 Per job: start, end, configuration (nodes, cores per node, cap), allocated power (policy data), actual power,
 wait and turnaround, its fair-share bound and ``started_by`` (``power-aware`` when Adaptive started it below its
@@ -25,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.studies.rmap.machine import JobDetails
-from wattsched.studies.rmap.policies import RMAPPolicy, decide, fair_share, reservation_config
+from wattsched.studies.rmap.policies import RMAPPolicy, Running, Start, easy_pass, fair_share
 
 
 @dataclass
@@ -51,7 +52,7 @@ def simulate_rmap(
         raise ValueError(f"an RMAP workload needs column(s) {needed}")
     if policy.data == "model" and model is None:
         raise ValueError(f"{policy.name} plans with the model: pass model= (see fit_config_model)")
-    plan = model if policy.data == "model" else oracle
+    plan = model if policy.data == "model" and model is not None else oracle  # (a missing model raised above)
     jobs = jobs.sort("submit_time", "job_id", maintain_order=True)
     n = jobs.height
     submit = jobs["submit_time"].to_numpy().astype(np.float64)
@@ -77,21 +78,22 @@ def simulate_rmap(
     free_nodes, free_power = n_nodes, p_cluster
     log: list[tuple[float, int, float, float]] = []
     i = 0
+    tables = [plan[a] for a in apps]  # the data the policy plans with, per job
+    holding: dict[int, Running] = {}  # the running jobs as the policy's pass sees them
 
-    def begin(j: int, idx: int, now: float, avail: float | None = None) -> None:
+    def begin(s: Start, now: float) -> None:
         nonlocal free_nodes, free_power
+        j, idx = s.job, s.config
         # Adaptive below its fair share (P_job > P_avail) started through power-aware backfilling (Algorithm 1)
-        avail = free_power if avail is None else avail
-        via[j] = "power-aware" if policy.kind == "adaptive" and p_job[j] > avail + 1e-6 else "request"
-        table_plan, table_true = plan[apps[j]], oracle[apps[j]]
+        via[j] = "power-aware" if policy.kind == "adaptive" and p_job[j] > s.avail + 1e-6 else "request"
         cfg[j], start[j] = idx, now
-        actual = float(table_true.time[idx])
-        end[j] = now + actual
-        planned_end[j] = now + max(t_req[j], float(table_plan.time[idx]))
-        alloc[j] = float(table_plan.power[idx])
-        free_nodes -= int(table_plan.nodes[idx])
+        end[j] = now + float(oracle[apps[j]].time[idx])
+        planned_end[j] = s.planned_end
+        alloc[j] = float(tables[j].power[idx])
+        free_nodes -= int(tables[j].nodes[idx])
         free_power -= alloc[j]
         running.add(j)
+        holding[j] = Running(s.planned_end, j, int(tables[j].nodes[idx]), float(alloc[j]))
         heapq.heappush(completions, (end[j], j))
         actual_power = sum(float(oracle[apps[r]].power[cfg[r]]) for r in running)
         log.append((now, j, p_cluster - free_power, actual_power))
@@ -101,73 +103,30 @@ def simulate_rmap(
         while completions and completions[0][0] <= now:
             _, j = heapq.heappop(completions)
             running.discard(j)
+            del holding[j]
             free_nodes += int(plan[apps[j]].nodes[cfg[j]])
             # re-summed, not incremented: repeated += / -= drifts below the bound and can block a job for ever
             free_power = p_cluster - math.fsum(alloc[r] for r in running)
         while i < n and submit[i] <= now:
             queue.append(i)
             i += 1
-        shadow, extra_nodes, extra_power = math.inf, 0, 0.0
-        blocked = False
-        for j in list(queue):
-            table = plan[apps[j]]
-            idx = decide(
-                policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), free_power, free_nodes, p_cluster
-            )
-            if policy.kind == "adaptive" and p_job[j] > free_power + 1e-6:
-                for best, nodes in ((offered, free_nodes), (offered_any_nodes, None)):
-                    k = table.fastest(free_power + 1e-6, nodes)
-                    if k is not None:
-                        best[j] = min(best[j], float(table.time[k]) / float(t_req[j]))
-            if not blocked:
-                if idx is not None:
-                    begin(j, idx, now)
-                    queue.remove(j)
-                    continue
-                blocked = True
-                res = reservation_config(policy, table, int(n_req[j]), float(p_job[j]), p_cluster)
-                shadow, extra_nodes, extra_power = _reserve(
-                    now,
-                    running,
-                    planned_end,
-                    plan,
-                    apps,
-                    cfg,
-                    alloc,
-                    free_nodes,
-                    free_power,
-                    int(table.nodes[res]),
-                    float(table.power[res]),
-                )
-                continue
-            if idx is None:
-                continue
-            ends = now + max(float(t_req[j]), float(table.time[idx]))
-            fits = int(table.nodes[idx]) <= extra_nodes and float(table.power[idx]) <= extra_power + 1e-9
-            avail = free_power
-            if ends > shadow and not fits and policy.kind == "adaptive":
-                # power-aware backfilling within what the reservation leaves: the best configuration that fits
-                # the extra nodes and power (Algorithm 1 with P_avail = the extra power), if the threshold allows
-                alt = decide(
-                    policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), extra_power, extra_nodes, p_cluster
-                )
-                if alt is not None:
-                    idx, avail, fits = alt, extra_power, True
-                    ends = now + max(float(t_req[j]), float(table.time[idx]))
-            nodes_needed, power_needed = int(table.nodes[idx]), float(table.power[idx])
-            if ends <= shadow or fits:
-                begin(j, idx, now, avail)
-                queue.remove(j)
-                if ends > shadow:
-                    extra_nodes -= nodes_needed
-                    extra_power -= power_needed
+        if not queue:
+            continue
+        decided = easy_pass(
+            policy, now, queue, tables, n_req, t_req, p_job, holding.values(), free_nodes, free_power, p_cluster
+        )
+        for j, (free, any_nodes) in decided.offers.items():
+            offered[j] = min(offered[j], free)
+            offered_any_nodes[j] = min(offered_any_nodes[j], any_nodes)
+        for s in decided.starts:
+            begin(s, now)
+            queue.remove(s.job)
         if i >= n and not completions and queue:
             stuck = ", ".join(
                 f"job {int(jobs['job_id'][j])} ({apps[j]}, n_req {int(n_req[j])}, P_job {p_job[j]:.0f} W)"
                 for j in queue
             )
             raise RuntimeError(f"{policy.name}: {len(queue)} job(s) can never start within {p_cluster:g} W: {stuck}")
-    tables = [plan[a] for a in apps]
     truth = [oracle[a] for a in apps]
     out = (
         jobs.select("job_id", "submit_time", "app", "n_req", "t_req")
@@ -197,29 +156,3 @@ def simulate_rmap(
         orient="row",
     )
     return RMAPResult(out, decisions)
-
-
-def _reserve(
-    now: float,
-    running: set[int],
-    planned_end: np.ndarray,
-    plan: JobDetails,
-    apps: list[str],
-    cfg: np.ndarray,
-    alloc: np.ndarray,
-    free_nodes: int,
-    free_power: float,
-    need_nodes: int,
-    need_power: float,
-) -> tuple[float, int, float]:
-    """``(shadow time, extra nodes, extra power)`` of the head job's reservation: running jobs release their
-    nodes and power at their planned ends until both suffice."""
-    nodes, power = free_nodes, free_power
-    if nodes >= need_nodes and power >= need_power - 1e-9:
-        return now, nodes - need_nodes, power - need_power
-    for j in sorted(running, key=lambda r: (planned_end[r], r)):
-        nodes += int(plan[apps[j]].nodes[cfg[j]])
-        power += alloc[j]
-        if nodes >= need_nodes and power >= need_power - 1e-9:
-            return max(now, float(planned_end[j])), nodes - need_nodes, power - need_power
-    return math.inf, 0, 0.0

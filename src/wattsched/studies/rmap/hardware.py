@@ -5,6 +5,9 @@ for each job. This module holds the machine (:data:`RMAP_CAB`) and the vectorise
 application on it (:class:`SocketModel`, :class:`AppModel`); the parameter sets (``synthetic-v1`` and
 ``calibrated``) and the data generator are in :mod:`wattsched.studies.rmap.data`.
 
+The machine and its socket are a platform file of kind ``rmap`` (docs/platforms.md): the preset ships as
+``platforms/rmap-cab.toml`` and :func:`load_machine` reads it, or a user's file, the same way.
+
 Machine (:data:`RMAP_CAB`, preset ``rmap-cab``)
     N = 64 nodes of 2 Sandy Bridge sockets × 8 cores (Cab, LLNL). Grid: n ∈ {8, 12, …, 64} (15), c ∈ {8, 10, …, 16}
     (5), p ∈ {51, 65, 80, 95, 115} W (5): 375 configurations per application. Turbo Boost only at 115 W.
@@ -41,33 +44,59 @@ Formulas (per socket, a = c/2 active cores: OpenMP *scatter* placement, as in th
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import ConfigDict, Field
 
-__all__ = ["RMAP_CAB", "SANDY_BRIDGE", "AppModel", "RmapMachine", "SocketModel", "normalised_bounds"]
+from wattsched.core.platform_file import PlatformFileError, read_platform_file, validate_platform
+
+__all__ = [
+    "RMAP_CAB",
+    "SANDY_BRIDGE",
+    "AppModel",
+    "RmapConfigError",
+    "RmapMachine",
+    "SocketModel",
+    "load_machine",
+    "load_rmap_platform",
+    "normalised_bounds",
+]
+
+_Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+_NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+_Count = Annotated[int, Field(gt=0)]
+#: Platform files are strict: an unknown field is an error, not silently ignored.
+_FILE_CONFIG = ConfigDict(extra="forbid")
 
 # ------------------------------------------------------------------------------------------------------ machine
 
 
 @dataclass(frozen=True)
 class RmapMachine:
-    """Facts of the RMAP evaluation machine (paper 004 §2, §6): sizes, the configuration grid and the power bounds."""
+    """Facts of the RMAP evaluation machine (paper 004 §2, §6): sizes, the configuration grid and the power bounds.
 
-    name: str = "rmap-cab"
-    nodes: int = 64
-    sockets_per_node: int = 2
-    cores_per_socket: int = 8
-    node_counts: tuple[int, ...] = tuple(range(8, 65, 4))
-    core_counts: tuple[int, ...] = (8, 10, 12, 14, 16)
-    caps: tuple[float, ...] = (51.0, 65.0, 80.0, 95.0, 115.0)
-    global_bounds: tuple[float, ...] = (6500.0, 8000.0, 10000.0, 12000.0, 14000.0)
-    nominal_ghz: float = 2.6
-    max_turbo_ghz: float = 3.3
-    all_core_turbo_ghz: float = 3.0
-    node_memory_gb: float = 32.0
-    os_memory_gb: float = 2.0
+    The values are a platform file's (:func:`load_machine`; Cab's are ``platforms/rmap-cab.toml``)."""
+
+    __pydantic_config__ = _FILE_CONFIG
+
+    name: str
+    nodes: _Count
+    sockets_per_node: _Count
+    cores_per_socket: _Count
+    node_counts: tuple[_Count, ...]
+    core_counts: tuple[_Count, ...]
+    caps: tuple[_Positive, ...]
+    global_bounds: tuple[_Positive, ...]
+    nominal_ghz: _Positive
+    max_turbo_ghz: _Positive
+    all_core_turbo_ghz: _Positive
+    node_memory_gb: _Positive
+    os_memory_gb: _NonNegative
 
     @property
     def cores_per_node(self) -> int:
@@ -100,36 +129,30 @@ class RmapMachine:
         return n.ravel(), c.ravel(), p.ravel()
 
 
-#: The Cab machine as used by RMAP (paper 004 §6; docs/rmap.md).
-RMAP_CAB = RmapMachine()
-
-
-def normalised_bounds(machine: RmapMachine = RMAP_CAB, bounds: Iterable[float] | None = None) -> np.ndarray:
-    """Global power bounds over the worst case (0.44 … 0.95 on Cab): the x axis of the paper's result figures."""
-    values = np.asarray(tuple(machine.global_bounds if bounds is None else bounds), dtype=np.float64)
-    return values / machine.worst_case_watts
-
-
 # ------------------------------------------------------------------------------------------------ socket and apps
 
 
 @dataclass(frozen=True)
 class SocketModel:
-    """Power and frequency behaviour of one Sandy Bridge package (E5-2670-like); see the module docstring."""
+    """Power and frequency behaviour of one package (Sandy Bridge E5-2670-like on Cab); see the module docstring.
 
-    floor_w: float = 20.0
-    static_w_per_core: float = 1.5
-    dynamic_w_per_core: float = 5.5
-    alpha: float = 2.6
-    memory_w: float = 10.0
-    low_activity: float = 0.2
-    f_min: float = 1.2
-    f_nominal: float = 2.6
-    turbo_bins: tuple[float, ...] = (3.3, 3.3, 3.2, 3.2, 3.1, 3.1, 3.0, 3.0)
-    turbo_cap: float = 115.0
-    bandwidth_cores: float = 3.0
-    memory_freq_exponent: float = 0.25
-    min_duty: float = 0.05
+    The values are the ``[socket]`` table of an ``rmap`` platform file (:func:`load_rmap_platform`)."""
+
+    __pydantic_config__ = _FILE_CONFIG
+
+    floor_w: _NonNegative
+    static_w_per_core: _NonNegative
+    dynamic_w_per_core: _Positive
+    alpha: _Positive
+    memory_w: _NonNegative
+    low_activity: _NonNegative
+    f_min: _Positive
+    f_nominal: _Positive
+    turbo_bins: tuple[_Positive, ...]
+    turbo_cap: _Positive
+    bandwidth_cores: _Positive
+    memory_freq_exponent: _NonNegative
+    min_duty: _Positive
 
     def top_frequency(self, active: np.ndarray, cap: np.ndarray) -> np.ndarray:
         """Highest frequency allowed by the settings: the turbo bin of the active cores at the turbo cap, else f₀."""
@@ -145,8 +168,50 @@ class SocketModel:
         return scale * (1.0 - np.exp(-np.asarray(active, dtype=np.float64) / scale))
 
 
-#: The socket model of the ``synthetic-v1`` Cab data (the ``calibrated`` one is in :mod:`~.rmap_data`).
-SANDY_BRIDGE = SocketModel()
+class RmapConfigError(PlatformFileError):
+    """An ``rmap`` platform file that cannot be used; the message names the file, the field and why."""
+
+
+def load_rmap_platform(name_or_path: str | Path) -> tuple[RmapMachine, SocketModel]:
+    """The machine and socket of an ``rmap`` platform file: a preset (``rmap-cab``) or a user's TOML/YAML file."""
+    file = read_platform_file(name_or_path, "rmap", error=RmapConfigError)
+    data = dict(file.data)
+    socket_data = data.pop("socket", None)
+    if not isinstance(socket_data, dict):
+        raise RmapConfigError(f"{file.source}: invalid platform: field 'socket': a [socket] table is required")
+    machine = validate_platform(RmapMachine, data, file.source, error=RmapConfigError)
+    socket = validate_platform(SocketModel, socket_data, file.source, prefix="socket.", error=RmapConfigError)
+    for field in ("node_counts", "core_counts", "caps"):
+        values = getattr(machine, field)
+        if not values or any(b <= a for a, b in itertools.pairwise(values)):
+            raise RmapConfigError(f"{file.source}: invalid platform: field {field!r}: must be non-empty and ascending")
+    if machine.node_counts[-1] > machine.nodes:
+        raise RmapConfigError(
+            f"{file.source}: invalid platform: field 'node_counts': {machine.node_counts[-1]} exceeds the "
+            f"{machine.nodes} nodes"
+        )
+    if machine.core_counts[-1] > machine.cores_per_node:
+        raise RmapConfigError(
+            f"{file.source}: invalid platform: field 'core_counts': {machine.core_counts[-1]} exceeds the "
+            f"{machine.cores_per_node} cores of a node"
+        )
+    return machine, socket
+
+
+def load_machine(name_or_path: str | Path) -> RmapMachine:
+    """The :class:`RmapMachine` of an ``rmap`` platform file (preset ``rmap-cab`` or a path)."""
+    return load_rmap_platform(name_or_path)[0]
+
+
+#: The Cab machine as used by RMAP, and the socket model of the ``synthetic-v1`` Cab data (the ``calibrated``
+#: one is in :mod:`~wattsched.studies.rmap.data`): the preset ``rmap-cab``.
+RMAP_CAB, SANDY_BRIDGE = load_rmap_platform("rmap-cab")
+
+
+def normalised_bounds(machine: RmapMachine = RMAP_CAB, bounds: Iterable[float] | None = None) -> np.ndarray:
+    """Global power bounds over the worst case (0.44 … 0.95 on Cab): the x axis of the paper's result figures."""
+    values = np.asarray(tuple(machine.global_bounds if bounds is None else bounds), dtype=np.float64)
+    return values / machine.worst_case_watts
 
 
 @dataclass(frozen=True)

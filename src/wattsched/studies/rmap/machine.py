@@ -4,7 +4,8 @@ RMAP's policies pick a *configuration* (n × c, p) — n nodes, c cores per node
 each job from a pre-computed table of (time, total package power) per configuration and application (the paper's
 ``job_details_table``). This module is the one import point of that API; the parts live in
 
-- :mod:`~wattsched.studies.rmap.hardware`: the machine (:data:`RMAP_CAB`) and the physical socket/app formulas;
+- :mod:`~wattsched.studies.rmap.hardware`: the machine (:data:`RMAP_CAB`, the preset ``rmap-cab`` read from its
+  platform file by :func:`load_rmap_platform`) and the physical socket/app formulas;
 - :mod:`~wattsched.studies.rmap.data`: the stand-in for the unpublished Cab measurements — option ``cab_data``
   (``calibrated``, the default, fitted to every number the paper publishes about its data; or ``synthetic-v1``) —
   and the generator with the paper's 2,840 points;
@@ -42,8 +43,11 @@ from wattsched.studies.rmap.hardware import (
     RMAP_CAB,
     SANDY_BRIDGE,
     AppModel,
+    RmapConfigError,
     RmapMachine,
     SocketModel,
+    load_machine,
+    load_rmap_platform,
     normalised_bounds,
 )
 from wattsched.studies.rmap.model import CONFIG_MODEL_TERMS, config_features, fit_config_model, model_error_summary
@@ -66,12 +70,15 @@ __all__ = [
     "AppModel",
     "ConfigTable",
     "JobDetails",
+    "RmapConfigError",
     "RmapMachine",
     "SocketModel",
     "cab_data_set",
     "config_features",
     "fig2_targets",
     "fit_config_model",
+    "load_machine",
+    "load_rmap_platform",
     "model_error_summary",
     "normalised_bounds",
     "rmap_cab_details",

@@ -21,12 +21,18 @@ Every policy backfills EASY-style ([AMBIG-4.4]): the first job that cannot start
 one for adaptive), at the earliest expected end of running jobs that frees both; later jobs start in queue order
 if they fit now and either end by then or stay within the nodes and power the reservation leaves over.
 Adaptive's power-aware backfilling is its fallback configuration applied to each queued job in turn.
+:func:`easy_pass` is that pass; the engine (:mod:`wattsched.studies.rmap.engine`) calls it at every instant and
+applies its starts.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
 
 from wattsched.studies.rmap.machine import ConfigTable
 
@@ -122,10 +128,10 @@ def decide(
     elif policy.kind == "naive" or p_job <= p_avail + _EPS:
         idx = naive_config(table, p_job)
     else:
-        idx = table.fastest(p_avail + _EPS, nodes_avail)
-        if idx is None or table.time[idx] > (1.0 + policy.threshold) * t_req:
+        fallback = table.fastest(p_avail + _EPS, nodes_avail)
+        if fallback is None or table.time[fallback] > (1.0 + policy.threshold) * t_req:
             return None
-        return idx
+        return fallback
     return idx if table.nodes[idx] <= nodes_avail and table.power[idx] <= p_avail + _EPS else None
 
 
@@ -134,3 +140,129 @@ def reservation_config(policy: RMAPPolicy, table: ConfigTable, n_req: int, p_job
     if policy.kind == "traditional":
         return traditional_config(table, n_req, p_cluster)
     return naive_config(table, p_job)
+
+
+# ------------------------------------------------------------------------------------------------------ the pass
+
+
+class Running(NamedTuple):
+    """A running job as a pass sees it: its planned end (``start + max(t_req, planned time)``), its index, and
+    the nodes and power it holds. (Named tuples: a pass makes many, and they are cheap to build.)"""
+
+    planned_end: float
+    job: int
+    nodes: int
+    power: float
+
+
+class Start(NamedTuple):
+    """A start decided by a pass: the job, its configuration (index in its table), its planned end and the free
+    power the decision was made against (Adaptive below its fair share, ``P_job > avail``, started power-aware)."""
+
+    job: int
+    config: int
+    planned_end: float
+    avail: float
+
+
+@dataclass
+class PassResult:
+    """The starts of a pass, in order, and Adaptive's fallback offers (job → the best planned time / t_req of
+    the fastest configuration within the free power, on the free nodes and on any nodes), for diagnostics."""
+
+    starts: list[Start]
+    offers: dict[int, tuple[float, float]]
+
+
+def easy_pass(
+    policy: RMAPPolicy,
+    now: float,
+    queue: Sequence[int],
+    tables: Sequence[ConfigTable],
+    n_req: np.ndarray,
+    t_req: np.ndarray,
+    p_job: np.ndarray,
+    running: Iterable[Running],
+    free_nodes: int,
+    free_power: float,
+    p_cluster: float,
+) -> PassResult:
+    """One scheduling pass at ``now``: walk ``queue`` (FIFO) with EASY backfilling in nodes and power.
+
+    ``tables[j]`` is job j's configuration data as the policy plans with it (measured or model); ``running`` the
+    running jobs; ``free_nodes``/``free_power`` what they leave (``P_avail``). The jobs started in the pass take
+    their nodes and power at once, so each later decision sees what is left. See the module docstring.
+    """
+    holding = list(running)
+    starts: list[Start] = []
+    offers: dict[int, tuple[float, float]] = {}
+    shadow, extra_nodes, extra_power = math.inf, 0, 0.0
+    blocked = False
+
+    def start(j: int, idx: int, avail: float) -> None:
+        nonlocal free_nodes, free_power
+        table = tables[j]
+        planned_end = now + max(float(t_req[j]), float(table.time[idx]))
+        power = float(table.power[idx])
+        starts.append(Start(j, idx, planned_end, avail))
+        holding.append(Running(planned_end, j, int(table.nodes[idx]), power))
+        free_nodes -= int(table.nodes[idx])
+        free_power -= power
+
+    for j in queue:
+        table = tables[j]
+        idx = decide(policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), free_power, free_nodes, p_cluster)
+        if policy.kind == "adaptive" and p_job[j] > free_power + _EPS:
+            best = list(offers.get(j, (math.inf, math.inf)))
+            for slot, nodes in ((0, free_nodes), (1, None)):
+                k = table.fastest(free_power + _EPS, nodes)
+                if k is not None:
+                    best[slot] = min(best[slot], float(table.time[k]) / float(t_req[j]))
+            offers[j] = (best[0], best[1])
+        if not blocked:
+            if idx is not None:
+                start(j, idx, free_power)
+                continue
+            blocked = True
+            res = reservation_config(policy, table, int(n_req[j]), float(p_job[j]), p_cluster)
+            shadow, extra_nodes, extra_power = reserve(
+                now, holding, free_nodes, free_power, int(table.nodes[res]), float(table.power[res])
+            )
+            continue
+        if idx is None:
+            continue
+        ends = now + max(float(t_req[j]), float(table.time[idx]))
+        fits = int(table.nodes[idx]) <= extra_nodes and float(table.power[idx]) <= extra_power + 1e-9
+        avail = free_power
+        if ends > shadow and not fits and policy.kind == "adaptive":
+            # power-aware backfilling within what the reservation leaves: the best configuration that fits
+            # the extra nodes and power (Algorithm 1 with P_avail = the extra power), if the threshold allows
+            alt = decide(
+                policy, table, int(n_req[j]), float(t_req[j]), float(p_job[j]), extra_power, extra_nodes, p_cluster
+            )
+            if alt is not None:
+                idx, avail, fits = alt, extra_power, True
+                ends = now + max(float(t_req[j]), float(table.time[idx]))
+        nodes_needed, power_needed = int(table.nodes[idx]), float(table.power[idx])
+        if ends <= shadow or fits:
+            start(j, idx, avail)
+            if ends > shadow:
+                extra_nodes -= nodes_needed
+                extra_power -= power_needed
+    return PassResult(starts, offers)
+
+
+def reserve(
+    now: float, running: Sequence[Running], free_nodes: int, free_power: float, need_nodes: int, need_power: float
+) -> tuple[float, int, float]:
+    """``(shadow time, extra nodes, extra power)`` of the head job's reservation: running jobs release their
+    nodes and power at their planned ends until both suffice."""
+    nodes, power = free_nodes, free_power
+    if nodes >= need_nodes and power >= need_power - 1e-9:
+        return now, nodes - need_nodes, power - need_power
+    for r in sorted(running, key=lambda r: (r.planned_end, r.job)):
+        nodes += r.nodes
+        power += r.power
+        if nodes >= need_nodes and power >= need_power - 1e-9:
+            return max(now, r.planned_end), nodes - need_nodes, power - need_power
+    return math.inf, 0, 0.0
