@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint typecheck docs bench clean browser
+.PHONY: setup demo test test-fast lint layers typecheck docs bench clean browser
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -38,7 +38,7 @@ test: lint typecheck browser
 test-fast: lint typecheck
 	$(BIN)/python -m pytest -q -m "not slow"
 
-lint: $(STAMP)
+lint: $(STAMP) layers
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 
@@ -49,6 +49,11 @@ typecheck: $(STAMP)
 # The documentation site in site/: the pages of docs/ and the API reference generated from the docstrings.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The import contracts of pyproject.toml ([tool.importlinter]): layers import downward only, no study imports
+# another, the compute layers import no plotting library.
+layers: $(STAMP)
+	PYTHONPATH=src $(BIN)/lint-imports --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -28,7 +28,8 @@ def main() -> None:
     import polars as pl
 
     from wattsched.campaign.runner import run_experiment
-    from wattsched.studies.multires.experiment import DispatchSpec, dispatch_summary, load_dispatch_results
+    from wattsched.studies.multires.experiment import DispatchSpec
+    from wattsched.studies.multires.results import dispatch_summary, load_dispatch_results
 
     cph = {"deterministic_time": args.deterministic_time} if args.deterministic_time else {}
     spec = DispatchSpec(kind="dispatch", name="p1-eurora", instances=[str(TRACES)], cph=cph)

@@ -111,7 +111,8 @@ def cab():
 
 
 def test_the_experiment_grid_and_its_report(cab, tmp_path) -> None:
-    from wattsched.studies.rmap.experiment import BOUNDS, POLICIES, rmap_summary, run_rmap_grid, write_rmap_report
+    from wattsched.studies.rmap.experiment import BOUNDS, POLICIES, run_rmap_grid, write_rmap_report
+    from wattsched.studies.rmap.results import rmap_summary
 
     oracle, model = cab
     jobs, decisions, _ = run_rmap_grid(oracle, model)

@@ -14,6 +14,7 @@ import polars as pl
 
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
 from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
+from wattsched.engine.windows import cut_one_window
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
 from wattsched.power.platform import job_dynamic_estimates, naive_estimates
 from wattsched.power.run import (
@@ -23,6 +24,9 @@ from wattsched.power.run import (
     reject_never_fitting,
     with_estimates,
 )
+from wattsched.predict.online import CombinedPredictor
+from wattsched.predict.power_history import HistoryConfig
+from wattsched.predict.run import make_power_predictor, make_runtime_predictor
 from wattsched.workload.load import load_workload
 
 OUTPUT_FORMATS = ("parquet", "csv")
@@ -64,8 +68,6 @@ def workload_window(
     """One window [start, start + hours) of a workload, times shifted to start at 0, ready for
     :func:`run_policy`. ``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``) says what becomes of the jobs
     queued or running at ``start`` (``wattsched.engine.windows``); paper 000's experiment uses ``"requeue"``."""
-    from wattsched.engine.windows import cut_one_window
-
     read = (
         workload
         if isinstance(workload, ReadResult)
@@ -163,10 +165,6 @@ def _online_estimates(
     """The in-simulation predictors and how their outputs become the policy's estimates."""
     if online_power is None and online_runtime is None:
         return None
-    from wattsched.predict.online import CombinedPredictor
-    from wattsched.predict.power_history import HistoryConfig
-    from wattsched.predict.run import make_power_predictor, make_runtime_predictor
-
     parts = []
     convert = None
     if online_power is not None:

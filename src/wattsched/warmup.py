@@ -10,13 +10,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from wattsched.engine.simulate import simulate
+from wattsched.policies.registry import POLICIES
+from wattsched.workload.swf import read_swf
+
 
 def warm_up() -> float:
     """Read a tiny SWF file and simulate it with every policy; returns the seconds spent."""
-    from wattsched.engine.simulate import simulate
-    from wattsched.policies.registry import POLICIES
-    from wattsched.workload.swf import read_swf
-
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "warmup.swf"

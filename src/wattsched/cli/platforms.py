@@ -54,6 +54,7 @@ def check_platform(
 
 def _describe(kind: str, platform: str, data_dir: Path | None) -> list[tuple[str, str]]:
     """What a platform of ``kind`` describes, as (field, value) rows; loading it validates it."""
+    # deferred below: each kind's loader imports its study (numpy, pydantic); `wattsched --help` should not
     if kind == "power":
         from wattsched.power.platform import load_platform
 

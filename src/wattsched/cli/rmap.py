@@ -52,7 +52,8 @@ def rmap_grid(
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
     from wattsched.campaign.kinds import parse_experiment
     from wattsched.campaign.runner import report
-    from wattsched.studies.rmap.experiment import load_rmap_runs, rmap_summary, table4_check
+    from wattsched.studies.rmap.experiment import load_rmap_runs
+    from wattsched.studies.rmap.results import rmap_summary, table4_check
 
     try:
         spec = {

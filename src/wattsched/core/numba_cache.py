@@ -21,7 +21,7 @@ _STALE_AFTER_S = 7 * 24 * 3600
 def configure() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    import numba
+    import numba  # heavy (≈0.3 s), not imported at all when NUMBA_CACHE_DIR is set
 
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()

@@ -27,6 +27,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml  # PyYAML has no types: ignored in pyproject.toml ([tool.mypy] overrides)
 from pydantic import TypeAdapter, ValidationError
 
 __all__ = [
@@ -102,10 +103,6 @@ def _parse(text: str, suffix: str, source: str) -> Any:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise PlatformFileError(f"{source}: not valid TOML: {error}") from None
-    try:
-        import yaml  # deferred: only YAML files need it (no types: ignored in pyproject.toml, [tool.mypy])
-    except ImportError:
-        raise PlatformFileError(f"{source}: reading YAML needs PyYAML (pip install pyyaml); or use TOML") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:

@@ -41,6 +41,7 @@ from wattsched.engine.kernel import (
     KernelState,
     run_kernel,
 )
+from wattsched.policies.knapsack_cpsat import CpSatKnapsack
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
@@ -214,8 +215,6 @@ def simulate(
     pf = np.array([k, knapsack_until], dtype=np.float64)
     state = KernelState(n, machine_size)
     if pol.backfill >= KNAPSACK_EXACT_WAIT:
-        from wattsched.policies.knapsack_cpsat import CpSatKnapsack
-
         external = CpSatKnapsack(
             "wait" if pol.backfill == KNAPSACK_EXACT_WAIT else "stretch", power_check or PowerCheck(), **(solver or {})
         )

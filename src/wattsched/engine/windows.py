@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.core.schema import QUEUE_RANK, ReadResult, WorkloadError, coerce_columns, sort_queue_order
+from wattsched.engine.replay import easy_replay
 
 #: Absolute-time columns shifted with the window (when present).
 _SHIFTED = ("trace_start_time", "trace_end_time", "start_time", "end_time", "pm100_eligible_time")
@@ -102,8 +103,6 @@ def trace_starts(
             raise WorkloadError("the workload has no trace schedule (trace_start_time, start_time or swf_wait)")
     if machine_size is None:
         raise ValueError("an EASY replay needs the machine size")
-    from wattsched.engine.replay import easy_replay
-
     return easy_replay(jobs, machine_size)[0], f"replay (EASY on {machine_size} units)"
 
 

@@ -19,7 +19,7 @@ TIME_COLUMNS: tuple[str, ...] = ("submit_time", "start_time", "end_time")
 DEFAULT_TAU: float = 10.0
 
 
-def _check_schedule(schedule: pl.DataFrame, columns: Iterable[str]) -> None:
+def check_schedule(schedule: pl.DataFrame, columns: Iterable[str]) -> None:
     """Fail loudly on input that would otherwise give silently wrong metrics.
 
     Checks that ``columns`` exist and hold no nulls and, when all three time columns are requested, that
@@ -54,7 +54,7 @@ def add_job_metrics(schedule: pl.DataFrame, *, tau: float = DEFAULT_TAU) -> pl.D
     """
     if not tau > 0:
         raise ValueError(f"tau must be positive, got {tau}")
-    _check_schedule(schedule, TIME_COLUMNS)
+    check_schedule(schedule, TIME_COLUMNS)
     run = pl.col("end_time") - pl.col("start_time")
     turnaround = pl.col("end_time") - pl.col("submit_time")
     return schedule.with_columns(

@@ -13,14 +13,14 @@ import math
 import numpy as np
 import polars as pl
 
-from wattsched.metrics.jobs import TIME_COLUMNS, _check_schedule
+from wattsched.metrics.jobs import TIME_COLUMNS, check_schedule
 
 
 def default_window(schedule: pl.DataFrame) -> tuple[float, float]:
     """``(min(submit), max(end))``: the span over which every job of the schedule exists."""
     if schedule.height == 0:
         raise ValueError("schedule is empty: the default window [min(submit), max(end)] is undefined")
-    _check_schedule(schedule, ("submit_time", "end_time"))
+    check_schedule(schedule, ("submit_time", "end_time"))
     t0, t1 = (float(v) for v in schedule.select(pl.col("submit_time").min(), pl.col("end_time").max()).row(0))
     if not (math.isfinite(t0) and math.isfinite(t1)):
         raise ValueError(f"schedule times are not finite: min(submit) = {t0}, max(end) = {t1}")
@@ -59,7 +59,7 @@ def utilisation(schedule: pl.DataFrame, machine_size: int, t0: float | None = No
         t1 = d1 if t1 is None else t1
     t0, t1 = float(t0), float(t1)
     _check_window(t0, t1)
-    _check_schedule(schedule, (*TIME_COLUMNS, "size"))
+    check_schedule(schedule, (*TIME_COLUMNS, "size"))
     start = schedule["start_time"].to_numpy()
     end = schedule["end_time"].to_numpy()
     size = schedule["size"].to_numpy().astype(np.float64)
@@ -86,7 +86,7 @@ def queue_length_timeline(schedule: pl.DataFrame) -> pl.DataFrame:
 
     This is P1's queue length "at second t". Jobs that start the instant they are submitted never appear.
     """
-    _check_schedule(schedule, TIME_COLUMNS)
+    check_schedule(schedule, TIME_COLUMNS)
     submit = schedule["submit_time"].to_numpy()
     start = schedule["start_time"].to_numpy()
     waited = start > submit
@@ -102,7 +102,7 @@ def running_timeline(schedule: pl.DataFrame) -> pl.DataFrame:
     ``running_jobs(t) = |{j: start ≤ t < end}|`` and ``busy_units(t)`` is the sum of their ``size``.
     Zero-length runs never appear.
     """
-    _check_schedule(schedule, (*TIME_COLUMNS, "size"))
+    check_schedule(schedule, (*TIME_COLUMNS, "size"))
     start = schedule["start_time"].to_numpy()
     end = schedule["end_time"].to_numpy()
     size = schedule["size"].to_numpy().astype(np.int64)
@@ -117,7 +117,7 @@ def running_timeline(schedule: pl.DataFrame) -> pl.DataFrame:
 def system_timeline(schedule: pl.DataFrame) -> pl.DataFrame:
     """Queue length, running jobs and busy units together as one step function:
     ``time, queue_length, running_jobs, busy_units`` (each row's values hold until the next row)."""
-    _check_schedule(schedule, (*TIME_COLUMNS, "size"))
+    check_schedule(schedule, (*TIME_COLUMNS, "size"))
     submit = schedule["submit_time"].to_numpy()
     start = schedule["start_time"].to_numpy()
     end = schedule["end_time"].to_numpy()

@@ -122,7 +122,7 @@ class CpSatKnapsack(PolicyBase):
 
     # -- the exact model ----------------------------------------------------------------------------------
     def schedule(self, view: View) -> list[int]:
-        from ortools.sat.python import cp_model
+        from ortools.sat.python import cp_model  # heavy (OR-Tools), only when this policy runs
 
         t0 = time.perf_counter()
         self.stats.passes += 1

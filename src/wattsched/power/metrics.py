@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.metrics.jobs import TIME_COLUMNS, _check_schedule
+from wattsched.metrics.jobs import TIME_COLUMNS, check_schedule
 from wattsched.power.timeline import energy
 
 
@@ -170,7 +170,7 @@ def policy_cap_metrics(
 
 
 def _turnarounds(schedule: pl.DataFrame) -> np.ndarray:
-    _check_schedule(schedule, TIME_COLUMNS)
+    check_schedule(schedule, TIME_COLUMNS)
     if schedule.height == 0:
         raise ValueError("schedule is empty")
     return (schedule["end_time"] - schedule["submit_time"]).cast(pl.Float64).to_numpy()
@@ -202,7 +202,7 @@ def share_started_in_window(schedule: pl.DataFrame, window_end: float, prestarte
     inside the window" means started. ``prestarted`` (aligned with ``schedule``) marks the jobs a window's
     pre-state started at 0 without a policy decision: they count in the denominator only. Requeued jobs the
     policy starts count like any other."""
-    _check_schedule(schedule, ("start_time",))
+    check_schedule(schedule, ("start_time",))
     if schedule.height == 0:
         raise ValueError("schedule is empty")
     started = schedule["start_time"].to_numpy() < window_end
@@ -228,7 +228,7 @@ def power_summary(
     schedule's rows: the trespass metrics are then the policy's (:func:`policy_cap_metrics`) and the share
     started in the window counts the policy's starts only.
     """
-    _check_schedule(schedule, (*TIME_COLUMNS,))
+    check_schedule(schedule, (*TIME_COLUMNS,))
     run_start = float(timeline["time"][0])
     run_end = max(float(schedule.select(pl.col("end_time").max()).item()) if schedule.height else run_start, run_start)
     window = cap_metrics(timeline, window_end, window_start)

@@ -100,7 +100,7 @@ def load_platform(name_or_path: str | Path | Platform) -> Platform:
 
     A preset is a file shipped in ``wattsched/power/platforms/`` and goes through the same reader and validation
     as a user's file; it is read once per process. The file holds the fields at top level or under a
-    ``[platform]`` table. YAML needs PyYAML, which is optional.
+    ``[platform]`` table.
     """
     if isinstance(name_or_path, Platform):
         return name_or_path

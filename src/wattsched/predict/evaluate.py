@@ -131,10 +131,10 @@ def boxplot_per_user(
     reports: Mapping[str, np.ndarray], path: Path | str, *, title: str, ylabel: str, showfliers: bool = False
 ) -> Path:
     """Box plot of the per-user MAE of several predictors (paper 000 Fig. 3), written as PNG (or by extension)."""
-    import matplotlib
+    import matplotlib  # heavy (≈0.3 s), only for this figure
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg")
 
     path = Path(path)
     names: Sequence[str] = list(reports)

@@ -25,6 +25,7 @@ import polars as pl
 from wattsched.core.predictor import OnlinePredictor, PredictorBase
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import WorkloadError, coerce_columns, sort_queue_order
+from wattsched.engine.replay import easy_replay
 
 #: Ways of fixing completion times for the trace protocol.
 COMPLETION_SOURCES = ("auto", "trace", "replay", "no-wait")
@@ -139,8 +140,6 @@ def completion_times(
         return (jobs["submit_time"] + jobs["runtime"]).to_numpy().astype(np.float64), "no-wait (submit + runtime)"
     if machine_size is None:
         raise ValueError("an EASY replay needs the machine size")
-    from wattsched.engine.replay import easy_replay
-
     return easy_replay(jobs, machine_size)[1], f"replay (EASY on {machine_size} units)"
 
 

@@ -16,6 +16,7 @@ import polars as pl
 from wattsched.core.predictor import OnlinePredictor, PredictorBase
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import ReadResult
+from wattsched.predict import runtime
 from wattsched.predict.evaluate import evaluate_power, evaluate_runtime, per_user_mae
 from wattsched.predict.online import completion_times, predict_online, prepare
 from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
@@ -54,9 +55,7 @@ def make_runtime_predictor(method: str, **options: Any) -> OnlinePredictor:
     """A runtime predictor by name: ``walltime``, ``oracle`` (the truth, a baseline), ``last2`` or ``rules``."""
     if method not in RUNTIME_METHODS:
         raise ValueError(f"unknown runtime prediction method {method!r}; choose from {', '.join(RUNTIME_METHODS)}")
-    from wattsched.predict.runtime import make_runtime_predictor as make
-
-    return make(method, **options)
+    return runtime.make_runtime_predictor(method, **options)
 
 
 def _with(jobs: pl.DataFrame, predictions: pl.DataFrame) -> pl.DataFrame:
@@ -86,7 +85,7 @@ def run_power_prediction(
     predictor = make_power_predictor(method, history=history, **options)
     predictions = predict_online(predictor, jobs, done)
     cfg = history or HistoryConfig()
-    from wattsched.predict.power_ml import GlobalMeanPowerPredictor
+    from wattsched.predict.power_ml import GlobalMeanPowerPredictor  # scikit-learn: only when used
 
     baseline = predict_online(GlobalMeanPowerPredictor(cfg), jobs, done)
     report = {

@@ -31,8 +31,9 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import PercentFormatter
+from matplotlib.ticker import FuncFormatter, PercentFormatter
 
+from wattsched.api import run_policy
 from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
     campaign_summary,
@@ -41,7 +42,11 @@ from wattsched.campaign.summary import (
     estimator_order,
 )
 from wattsched.core.store import CampaignError, read_manifest
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.platform import PowerCapSchedule, load_platform
+from wattsched.power.run import PowerSetup
 from wattsched.predict.evaluate import POWER_METRICS, per_user_mae
+from wattsched.workload.load import load_workload
 
 __all__ = [
     "METRICS",
@@ -210,8 +215,6 @@ def _dwarfed(values: dict[str, np.ndarray]) -> float | None:
 
 
 def _symlog(ax: Any, linthresh: float) -> None:
-    from matplotlib.ticker import FuncFormatter
-
     ax.set_yscale("symlog", linthresh=linthresh, linscale=2.0)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:.3g}%"))
 
@@ -528,12 +531,6 @@ def default_gantt_run(campaign_dir: str | Path, results: pl.DataFrame | None = N
 def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     """Re-simulate run ``run`` (an id of the manifest) as the campaign ran it; runs are deterministic, so this is
     the schedule its result file summarises."""
-    from wattsched.api import run_policy
-    from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PowerCapSchedule, load_platform
-    from wattsched.power.run import PowerSetup
-    from wattsched.workload.load import load_workload
-
     manifest = read_manifest(campaign_dir)
     matches = [r for r in manifest["runs"] if r["id"] == run]
     if not matches:

@@ -42,6 +42,7 @@ from wattsched.campaign.workloads import load_workload_spec
 from wattsched.core.executors import map_tasks
 from wattsched.core.store import MANIFEST, write_manifest
 from wattsched.engine.windows import WindowSpec, cut_windows
+from wattsched.reproduce.paper000_claims import compute_claims
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
 
 #: The 11 estimators of §6.4: naive (own source) + 5 checks × {real, predicted}.
@@ -267,8 +268,6 @@ class _Progress:
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """Run both campaigns, draw Figs. 3–7, compute every claim C000-01…28."""
-    from wattsched.reproduce.paper000_claims import compute_claims
-
     setting = QUICK if ctx.quick else FULL
     t0 = time.perf_counter()
     results, specs = run_experiments(ctx, setting)
@@ -302,7 +301,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
 def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
     """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks) and Fig. 7
     (the four policies), PNG and SVG, in ``out/figures``."""
-    from wattsched.report.figures import plot_metric, plot_policies
+    from wattsched.report.figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
 
     folder = out / "figures"
     est = results.filter(pl.col("experiment") == "estimators")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.power.platform import load_platform
 from wattsched.reproduce.claims import (
     ABS_TOLERANCE,
     REL_TOLERANCE,
@@ -66,7 +67,8 @@ def _pct(s: Spread) -> str:
 class Claims:
     """The claims' computations over one results table (estimator and policy experiments)."""
 
-    def __init__(self, results: pl.DataFrame, predictions: pl.DataFrame | None = None) -> None:
+    def __init__(self, results: pl.DataFrame, policies: list[str], predictions: pl.DataFrame | None = None) -> None:
+        self.policies = policies  # the policies campaign's, in the paper's order
         runs = results.filter(pl.col("kind") == "run")
         self.est = runs.filter(pl.col("experiment") == "estimators")
         self.pol = runs.filter(pl.col("experiment") == "policies")
@@ -76,8 +78,6 @@ class Claims:
     def binding(self, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame`` with ``binds``: whether the window's uncapped EASY baseline ran above the run's cap on average
         in the 3-h window (where it did not, no check can fill the cap: the workload is the limit)."""
-        from wattsched.power.platform import load_platform
-
         dyn = load_platform("marconi100").dynamic_range
         base = self.base.select("workload", (pl.col("p_window_mean_dynamic_w") / dyn).alias("uncapped"))
         return frame.join(base, on="workload", how="left").with_columns(
@@ -95,9 +95,7 @@ class Claims:
         return self.pol.filter((pl.col("policy") == policy) & (pl.col("source") == source))
 
     def by_policy(self, expr: pl.Expr, source: str = "real") -> dict[str, Spread]:
-        from wattsched.reproduce.paper000 import POLICIES
-
-        return {p: group_mean(self.policy(p, source), expr) for p in POLICIES}
+        return {p: group_mean(self.policy(p, source), expr) for p in self.policies}
 
 
 def _chain(values: dict[str, Spread], order: list[str], sep: str, labels: dict[str, str] = SHORT) -> str:
@@ -476,7 +474,8 @@ def compute_claims(
     """Every claim of the catalogue and the report's notes on how they were computed."""
     folder = ctx.out / "campaign-estimators" / "predictions"
     files = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.exists() else []
-    c = Claims(results, pl.concat([pl.read_parquet(p) for p in files]) if files else None)
+    policies = specs["policies"].grid.policies
+    c = Claims(results, policies, pl.concat([pl.read_parquet(p) for p in files]) if files else None)
     claims = [
         *estimator_claims(c),
         *policy_claims(c),

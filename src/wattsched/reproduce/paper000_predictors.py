@@ -12,6 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wattsched.campaign.spec import parse_spec, workload_variants
+from wattsched.campaign.workloads import load_workload_spec
+from wattsched.core.executors import map_tasks
+from wattsched.power.platform import load_platform
+from wattsched.predict.power_history import HistoryConfig
+from wattsched.predict.run import run_power_prediction
 from wattsched.reproduce.claims import ClaimResult, Spread, check_order, not_checkable
 
 METRICS = ("power_mean", "power_max", "power_std")
@@ -20,12 +26,6 @@ METRICS = ("power_mean", "power_max", "power_std")
 def _ml_medians(item: tuple[dict[str, Any], int, str]) -> tuple[int, str, list[float], int]:
     """One seed's trace predicted online by one ML method: the median per-user MAE of mean, max and std (a
     picklable task)."""
-    from wattsched.campaign.spec import parse_spec
-    from wattsched.campaign.workloads import load_workload_spec
-    from wattsched.power.platform import load_platform
-    from wattsched.predict.power_history import HistoryConfig
-    from wattsched.predict.run import run_power_prediction
-
     data, seed, method = item
     spec = parse_spec(data)
     plat = load_platform(spec.platform)
@@ -41,9 +41,6 @@ def prediction_claims(ctx: Any, setting: Any, spec: Any, campaign_dir: Path) -> 
     """C000-25…27: per-user median MAE of the history and ML power predictors on the synthetic stand-in: each
     seed's whole generated trace predicted online, as the campaign did (history: the campaign's own prediction
     report; the ML methods: the same trace again, seeds in parallel)."""
-    from wattsched.campaign.spec import workload_variants
-    from wattsched.core.executors import map_tasks
-
     history: dict[int, list[float]] = {}
     for _, seed, name in workload_variants(spec):
         report = json.loads((campaign_dir / "predictions" / f"{name}.json").read_text())

@@ -41,7 +41,9 @@ import numpy as np
 import polars as pl
 
 from wattsched.campaign.runner import run_experiment
+from wattsched.core.schema import sort_queue_order
 from wattsched.core.store import MANIFEST
+from wattsched.predict.runtime import predict_runtime
 from wattsched.reproduce.paper001_claims import (
     COMPARABLE,
     DISPATCHERS,
@@ -54,6 +56,9 @@ from wattsched.reproduce.paper001_claims import (
 )
 from wattsched.reproduce.runner import PaperRun, ReproduceContext, ReproduceError
 from wattsched.studies.multires.experiment import DispatchSpec
+from wattsched.studies.multires.figures import plot_figures
+from wattsched.studies.multires.results import instance_metrics, load_dispatch_jobs, queue_distributions
+from wattsched.workload.eurora import read_eurora
 
 __all__ = ["COMPARABLE", "DISPATCHERS", "ESTIMATES", "UNCHANGED", "predicates", "run"]
 
@@ -102,10 +107,6 @@ def sample_instances(classes: dict[int, list[Path]], seed: int, per_class: int) 
 def prediction_error(base: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Per distinct job of all instances: absolute error (s) of the rules (trace protocol: predicted at submission
     from the jobs the trace shows completed) and of the walltime; and facts about the sample's durations."""
-    from wattsched.core.schema import sort_queue_order
-    from wattsched.predict.runtime import predict_runtime
-    from wattsched.workload.eurora import read_eurora
-
     jobs, _, _ = read_eurora(base)
     jobs = sort_queue_order(jobs)
     pred = predict_runtime(jobs, "rules", "trace")
@@ -188,9 +189,6 @@ def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], 
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """The paper's experiment (see the module docstring)."""
-    from wattsched.studies.multires.experiment import instance_metrics, load_dispatch_jobs, queue_distributions
-    from wattsched.studies.multires.figures import plot_figures
-
     base = ctx.data("eurora/historical_traces", "the Eurora instances")
     classes = instance_classes(base)
     cph = cph_budget()

@@ -32,9 +32,10 @@ from wattsched.reproduce.runner import PaperRun, ReproduceContext
 from wattsched.studies.eamc.dvfs import eamc_p1p2
 from wattsched.studies.eamc.energy_model import EAMC_APP_NAMES, eamc_appdb
 from wattsched.studies.eamc.epm import demoted, epm_table, evaluate
-from wattsched.studies.eamc.experiment import EAMCExperiment, EAMCSpec, improvement, load_eamc_results
+from wattsched.studies.eamc.experiment import EAMCExperiment, EAMCSpec
 from wattsched.studies.eamc.figures import draw_eamc_figures
 from wattsched.studies.eamc.policies import EAMC_POLICIES
+from wattsched.studies.eamc.results import improvement, load_eamc_results
 
 MIXES = ["W13", "W33", "W50"]
 T_WEIGHTS = [1.0, 1.5]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from matplotlib.figure import Figure
 
 from wattsched.dataset.build import build_dataset
 from wattsched.dataset.synthetic import Machine, place_jobs, power_chunks, write_synthetic_exadata
@@ -338,8 +339,6 @@ def _notes(synth: pl.DataFrame) -> list[str]:
 
 
 def _figure_fidelity(out: Path, runs: list[dict[str, Any]]) -> Path:
-    from matplotlib.figure import Figure
-
     generated = np.concatenate([r["generated"] for r in runs])
     recovered = np.concatenate([r["recovered"] for r in runs])
     fig = Figure(figsize=(10, 4.2), layout="constrained")
@@ -381,8 +380,6 @@ def _figure_fidelity(out: Path, runs: list[dict[str, Any]]) -> Path:
 
 
 def _figure_outcomes(out: Path, synth: pl.DataFrame) -> Path:
-    from matplotlib.figure import Figure
-
     outcomes = ["dataset", "exclusivity: shares a node", "exclusivity: too short", "extraction", "input"]
     outcomes = [o for o in outcomes if synth[o].sum() > 0]
     fig = Figure(figsize=(8, 0.8 + 0.9 * len(outcomes)), layout="constrained")

@@ -52,7 +52,8 @@ from wattsched.reproduce.paper004_mechanism import (
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
 from wattsched.studies.rmap.calibration import calibration_table
 from wattsched.studies.rmap.engine import simulate_rmap
-from wattsched.studies.rmap.experiment import BOUNDS, rmap_run_means, run_rmap_grid
+from wattsched.studies.rmap.experiment import BOUNDS, run_rmap_grid
+from wattsched.studies.rmap.figures import write_rmap_figures
 from wattsched.studies.rmap.machine import (
     DEFAULT_CAB_DATA,
     RMAP_CAB,
@@ -63,7 +64,9 @@ from wattsched.studies.rmap.machine import (
     normalised_bounds,
     rmap_cab_details,
 )
+from wattsched.studies.rmap.model_figures import write_calibration_figure, write_model_figures
 from wattsched.studies.rmap.policies import fair_share, parse_rmap_policy
+from wattsched.studies.rmap.results import rmap_run_means
 
 #: Trace replicates per seed in the full run (quick: 1).
 FULL_REPLICATES = 10
@@ -390,10 +393,6 @@ def results_table(jobs: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """Paper 004's experiment and claims (see the module docstring)."""
-    from wattsched.studies.rmap.figures import write_rmap_figures
-    from wattsched.studies.rmap.machine import write_model_figures
-    from wattsched.studies.rmap.model_figures import write_calibration_figure
-
     t0 = time.perf_counter()
     samples = _samples(ctx)
     ctx.step(

@@ -15,8 +15,9 @@ import numpy as np
 import polars as pl
 
 from wattsched.studies.rmap.calibration import calibration_table
-from wattsched.studies.rmap.experiment import BOUNDS, POLICIES, rmap_run_means
+from wattsched.studies.rmap.experiment import BOUNDS, POLICIES
 from wattsched.studies.rmap.machine import DEFAULT_CAB_DATA, PAPER_FIG2, PAPER_TABLE2, RMAP_CAB_APPS, cab_data_set
+from wattsched.studies.rmap.results import rmap_run_means
 
 #: Arrival-rate factor of the sensitivity run (mean inter-arrival = factor × mean t_req; the default is 1).
 SPARSE_ARRIVALS = 5.0

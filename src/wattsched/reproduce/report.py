@@ -13,6 +13,7 @@ import platform
 import sys
 from collections import Counter
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -109,8 +110,6 @@ def write_report(ctx: ReproduceContext, run: PaperRun, *, seconds: float, comman
 
 
 def _meta(ctx: ReproduceContext, run: PaperRun, seconds: float, command: str) -> list[tuple[str, str]]:
-    from importlib.metadata import version
-
     rows = [
         ("command", command or f"wattsched reproduce {ctx.paper}{' --quick' if ctx.quick else ''}"),
         ("setting", "quick (reduced; every shape, not the paper's scale)" if ctx.quick else "full"),

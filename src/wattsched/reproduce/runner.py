@@ -11,6 +11,7 @@ and ``REPORT.html`` (:mod:`wattsched.reproduce.report`).
 from __future__ import annotations
 
 import importlib
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue
+from wattsched.reproduce.report import write_report
 
 T = TypeVar("T")
 
@@ -127,8 +129,6 @@ def prepare_output(out: Path) -> None:
 def stop_workers(timeout: float = 5.0) -> int:
     """End the worker processes this process started (``multiprocessing`` children: the local process pools of
     a build or a campaign), so an interrupted reproduction leaves none behind. Returns how many were running."""
-    import multiprocessing
-
     children = multiprocessing.active_children()
     for child in children:
         child.terminate()
@@ -167,8 +167,6 @@ def reproduce(
     track_fn: Callable[[Iterable[Any], int, str], Iterator[Any]] | None = None,
 ) -> Reproduction:
     """Run paper ``paper``'s experiment into ``out`` and write its report (see the module docstring)."""
-    from wattsched.reproduce.report import write_report
-
     module = paper_module(paper)
     if not seeds:
         raise ReproduceError("at least one seed is needed")

@@ -24,7 +24,6 @@ jobs = 5000
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -44,9 +43,8 @@ from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
 from wattsched.studies.eamc.energy_model import AppDB, eamc_appdb
 from wattsched.studies.eamc.engine import simulate_partitioned
 from wattsched.studies.eamc.policies import EAMC_POLICIES, EAMCOptions, build_entries
+from wattsched.studies.eamc.results import METRICS, load_eamc_results
 from wattsched.studies.eamc.workloads import MIXES, generate_eamc_workload
-
-METRICS = ("makespan", "mean_response", "sum_energy", "sum_runtime")
 
 
 @dataclass
@@ -232,22 +230,6 @@ class EAMCExperiment(Experiment):
     def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
         """Figs. 3–5 and ``summary.csv`` (:func:`write_eamc_figures`)."""
         return write_eamc_figures(out, dest)
-
-
-def load_eamc_results(out: str | Path) -> pl.DataFrame:
-    files = sorted((Path(out) / "results").glob("*.json"))
-    if not files:
-        raise ValueError(f"{out}: no finished EAMC runs")
-    return pl.DataFrame([json.loads(f.read_text()) for f in files], infer_schema_length=None)
-
-
-def improvement(results: pl.DataFrame, baseline: str, metrics: tuple[str, ...] = METRICS) -> pl.DataFrame:
-    """Per run: the improvement (%) of each metric over ``baseline`` on the same (mix, t_weight, seed):
-    positive is better (shorter, or less energy)."""
-    key = ["mix", "t_weight", "seed"]
-    base = results.filter(pl.col("policy") == baseline).select(*key, *(pl.col(m).alias(f"{m}_base") for m in metrics))
-    joined = results.join(base, on=key, how="inner")
-    return joined.select(*key, "policy", *((100.0 * (1 - pl.col(m) / pl.col(f"{m}_base"))).alias(m) for m in metrics))
 
 
 def write_eamc_figures(out: str | Path, report: str | Path) -> list[Path]:

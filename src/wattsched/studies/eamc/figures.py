@@ -12,8 +12,8 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from wattsched.studies.eamc.experiment import METRICS, improvement
 from wattsched.studies.eamc.policies import EAMC_POLICIES
+from wattsched.studies.eamc.results import METRICS, improvement
 
 #: One colour and one label per policy, the same in every figure.
 POLICY_STYLE = {

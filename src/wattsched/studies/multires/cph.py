@@ -215,7 +215,7 @@ def _solve(
     options: CPHOptions,
 ) -> tuple[np.ndarray, str]:
     """The CP-SAT model over the modelled jobs (PRB order), warm-started from the greedy plan."""
-    from ortools.sat.python import cp_model
+    from ortools.sat.python import cp_model  # heavy (OR-Tools), only when CPH runs
 
     m = d.size
     horizon = int(running_remaining.sum() + d.sum())

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from wattsched.studies.multires.allocators import Allocation, Allocator, apply
+from wattsched.studies.multires.cph import CPHOptions, cph_plan
 from wattsched.studies.multires.priority_rules import prb_order
 
 #: Dispatcher names.
@@ -256,8 +257,6 @@ class CPHDispatcher(DispatcherBase):
         }
 
     def dispatch(self, view: ClusterView) -> list[Decision]:
-        from wattsched.studies.multires.cph import CPHOptions, cph_plan
-
         q = view.queue
         if q.size == 0:
             return []

@@ -27,15 +27,18 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MultipleLocator, NullFormatter, ScalarFormatter
 
+from wattsched.core.schema import sort_queue_order
 from wattsched.core.store import read_manifest
+from wattsched.predict.runtime import predict_runtime
 from wattsched.studies.multires.dispatchers import DISPATCHERS
-from wattsched.studies.multires.experiment import (
+from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, weighted_quantiles
+from wattsched.studies.multires.results import (
     ESTIMATES,
     dispatch_summary,
     load_dispatch_jobs,
     queue_distributions,
 )
-from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, weighted_quantiles
+from wattsched.workload.eurora import read_eurora
 
 ESTIMATE_COLOURS = {"walltime": "#4c72b0", "rules": "#dd8452", "real": "#55a868"}
 #: One colour per dispatcher in every panel; the estimate is the shade.
@@ -68,10 +71,6 @@ def _save(fig: Figure, out: Path, name: str) -> list[Path]:
 
 def prediction_errors(directory: Path) -> pl.DataFrame:
     """Per distinct job of the campaign's instances: absolute error (s) of the rules and of the walltime."""
-    from wattsched.core.schema import sort_queue_order
-    from wattsched.predict.runtime import predict_runtime
-    from wattsched.workload.eurora import read_eurora
-
     # the instance files in the order they were planned (paths resolved then)
     files = list(dict.fromkeys(run["instance"] for run in read_manifest(directory)["runs"]))
     jobs, _, _ = read_eurora(files)

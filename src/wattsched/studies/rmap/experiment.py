@@ -23,7 +23,6 @@ cab_data = "calibrated"   # or "synthetic-v1"; or details = "measured.parquet"
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable
@@ -40,10 +39,10 @@ from wattsched.core.store import atomic_parquet, read_manifest, result_path, run
 from wattsched.studies.rmap.engine import simulate_rmap
 from wattsched.studies.rmap.machine import CAB_DATA, DEFAULT_CAB_DATA, JobDetails, fit_config_model, rmap_cab_details
 from wattsched.studies.rmap.policies import parse_rmap_policy
+from wattsched.studies.rmap.results import rmap_summary
 from wattsched.studies.rmap.traces import TRACES, generate_rmap_trace
 
 BOUNDS = (6500.0, 8000.0, 10000.0, 12000.0, 14000.0)
-WORST_CASE = 64 * 2 * 115.0
 POLICIES = (
     "rmap-traditional",
     "rmap-naive",
@@ -253,77 +252,14 @@ def load_rmap_runs(out: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     return pl.concat(jobs), pl.concat(decisions)
 
 
-def rmap_summary(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Per trace, bound, policy and data source: mean turnaround (s), normalised to Traditional (its default,
-    oracle data), per-job comparisons with Traditional, and the power allocated and drawn at most."""
-    key = ["trace", "bound"]
-    trad = jobs.filter((pl.col("policy") == "rmap-traditional") & pl.col("default_data")).select(
-        *key, "job_id", pl.col("turnaround").alias("trad_turnaround")
-    )
-    joined = jobs.join(trad, on=[*key, "job_id"], how="left")
-    out = (
-        joined.group_by(*key, "policy", "data", "default_data")
-        .agg(
-            pl.col("turnaround").mean().alias("mean_turnaround"),
-            pl.col("trad_turnaround").mean().alias("traditional_turnaround"),
-            (pl.col("turnaround") < pl.col("trad_turnaround") - 1e-6).sum().alias("jobs_better"),
-            ((pl.col("turnaround") - pl.col("trad_turnaround")).abs() <= 1e-6).sum().alias("jobs_same"),
-            (pl.col("turnaround") > pl.col("trad_turnaround") + 1e-6).sum().alias("jobs_worse"),
-            pl.col("wait").mean().alias("mean_wait"),
-            pl.col("alloc_power").mean().alias("mean_alloc_power"),
-        )
-        .with_columns(
-            (pl.col("mean_turnaround") / pl.col("traditional_turnaround")).alias("normalised_turnaround"),
-            (pl.col("bound") / WORST_CASE).round(2).alias("normalised_bound"),
-        )
-    )
-    return out.sort("trace", "bound", "policy", "data")
-
-
-def with_sample(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with a ``sample`` column (0 when it has none): the index of one draw of data, model and traces."""
-    return frame if "sample" in frame.columns else frame.with_columns(pl.lit(0).alias("sample"))
-
-
-def rmap_run_means(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Mean turnaround ``tt`` per sample, trace, bound, policy and data source, with its ratio to Traditional
-    (``vs_trad``) and to Naive (``vs_naive``) of the same sample, trace and bound (default data), and the bound
-    normalised by the worst case (``x``)."""
-    jobs = with_sample(jobs)
-    key = ["sample", "trace", "bound"]
-    means = jobs.group_by(*key, "policy", "data", "default_data").agg(pl.col("turnaround").mean().alias("tt"))
-    ref = means.filter(pl.col("default_data"))
-    trad = ref.filter(pl.col("policy") == "rmap-traditional").select(*key, pl.col("tt").alias("tt_trad"))
-    naive = ref.filter(pl.col("policy") == "rmap-naive").select(*key, pl.col("tt").alias("tt_naive"))
-    return (
-        means.join(trad, on=key, how="left")
-        .join(naive, on=key, how="left")
-        .with_columns(
-            (pl.col("tt") / pl.col("tt_trad")).alias("vs_trad"),
-            (pl.col("tt") / pl.col("tt_naive")).alias("vs_naive"),
-            (pl.col("bound") / WORST_CASE).alias("x"),
-        )
-    )
-
-
 def write_rmap_report(jobs: pl.DataFrame, decisions: pl.DataFrame, out: str | Path) -> list[Path]:
-    """``summary.csv`` and the Figs. 8–15 equivalents (PNG and SVG, :mod:`wattsched.studies.rmap.figures`).
+    """``summary.csv`` (:func:`~wattsched.studies.rmap.results.rmap_summary`) and the Figs. 8–15 equivalents (PNG
+    and SVG, :func:`~wattsched.studies.rmap.figures.write_rmap_figures`).
     ``decisions`` is kept for callers; Fig. 14 is drawn from the jobs' starts and ends (a step function)."""
-    from wattsched.studies.rmap.figures import write_rmap_figures
+    from wattsched.studies.rmap.figures import write_rmap_figures  # deferred: matplotlib
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summary = rmap_summary(jobs)
     summary.write_csv(out / "summary.csv")
     return [out / "summary.csv", *write_rmap_figures(jobs, out)]
-
-
-def table4_check(summary: pl.DataFrame) -> dict[str, float]:
-    """Improvement (%) of each policy's mean turnaround over Traditional on the large trace at 6,500 W (the
-    quantity of the paper's Table 4)."""
-    sub = summary.filter((pl.col("trace") == "large") & (pl.col("bound") == 6500.0) & pl.col("default_data"))
-    return {
-        r["policy"]: 100.0 * (1.0 - r["normalised_turnaround"])
-        for r in sub.iter_rows(named=True)
-        if not math.isnan(r["normalised_turnaround"])
-    }

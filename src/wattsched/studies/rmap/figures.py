@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from wattsched.studies.rmap.experiment import WORST_CASE, with_sample
-from wattsched.studies.rmap.experiment import rmap_run_means as run_means
+from wattsched.studies.rmap.results import WORST_CASE, with_sample
+from wattsched.studies.rmap.results import rmap_run_means as run_means
 
 TRACE_TITLES = {
     "large": "large trace (Fig. 9)",

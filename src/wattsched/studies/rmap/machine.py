@@ -91,7 +91,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Load the matplotlib-based figures only when asked for (PEP 562)."""
     if name == "write_model_figures":
-        from wattsched.studies.rmap.model_figures import write_model_figures
+        from wattsched.studies.rmap.model_figures import write_model_figures  # matplotlib: only when drawing
 
         return write_model_figures
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

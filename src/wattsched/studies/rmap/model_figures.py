@@ -11,6 +11,9 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from wattsched.studies.rmap.calibration import fig2_power
+from wattsched.studies.rmap.data import CAB_DATA, PAPER_FIG2, PAPER_TABLE2, SP_MZ_CLASS_C, cab_data_set
+
 __all__ = ["write_model_figures"]
 
 
@@ -80,9 +83,6 @@ def write_model_figures(errors: pl.DataFrame, out_dir: str | Path) -> list[Path]
 def write_calibration_figure(out_dir: str | Path) -> list[Path]:
     """The Cab stand-in against the paper's published measurements (PNG + SVG): Fig. 2's socket power per app, and
     Table 2's SP-MZ configurations as time and power relative to C1, for both ``cab_data`` parameter sets."""
-    from wattsched.studies.rmap.calibration import fig2_power
-    from wattsched.studies.rmap.data import CAB_DATA, PAPER_FIG2, PAPER_TABLE2, SP_MZ_CLASS_C, cab_data_set
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     colours = {"calibrated": "tab:blue", "synthetic-v1": "0.6"}

@@ -1,0 +1,29 @@
+"""The tables of an EAMC grid (paper 002): its finished runs and each policy's improvement over a baseline. Shared
+by the experiment (its summary), the figures and the reproduction, below all three.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+#: The paper's metrics of a run (smaller is better).
+METRICS = ("makespan", "mean_response", "sum_energy", "sum_runtime")
+
+
+def load_eamc_results(out: str | Path) -> pl.DataFrame:
+    files = sorted((Path(out) / "results").glob("*.json"))
+    if not files:
+        raise ValueError(f"{out}: no finished EAMC runs")
+    return pl.DataFrame([json.loads(f.read_text()) for f in files], infer_schema_length=None)
+
+
+def improvement(results: pl.DataFrame, baseline: str, metrics: tuple[str, ...] = METRICS) -> pl.DataFrame:
+    """Per run: the improvement (%) of each metric over ``baseline`` on the same (mix, t_weight, seed):
+    positive is better (shorter, or less energy)."""
+    key = ["mix", "t_weight", "seed"]
+    base = results.filter(pl.col("policy") == baseline).select(*key, *(pl.col(m).alias(f"{m}_base") for m in metrics))
+    joined = results.join(base, on=key, how="inner")
+    return joined.select(*key, "policy", *((100.0 * (1 - pl.col(m) / pl.col(f"{m}_base"))).alias(m) for m in metrics))
