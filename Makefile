@@ -59,4 +59,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-output site .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) demo-output site .pytest_cache .ruff_cache .mypy_cache .import_linter_cache
