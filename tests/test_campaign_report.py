@@ -17,13 +17,9 @@ from wattsched.campaign.runner import load_results, run_experiment
 from wattsched.campaign.spec import parse_spec
 from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
 from wattsched.report.dashboard import write_dashboard
-from wattsched.report.figures import (
-    METRICS,
-    default_gantt_run,
-    gantt_data,
-    resample_step,
-    write_figures,
-)
+from wattsched.report.figures import write_figures
+from wattsched.report.gantt import default_gantt_run, gantt_data, resample_step
+from wattsched.report.metric_figures import METRICS
 
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 ESTIMATORS = [

@@ -301,7 +301,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
 def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
     """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks) and Fig. 7
     (the four policies), PNG and SVG, in ``out/figures``."""
-    from wattsched.report.figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
+    from wattsched.report.metric_figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
 
     folder = out / "figures"
     est = results.filter(pl.col("experiment") == "estimators")
