@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint layers bench clean browser
+.PHONY: setup demo test test-fast lint layers typecheck docs bench clean browser
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -28,13 +28,27 @@ browser:
 	      || echo "warning: chromium could not be installed; the dashboard test fails under CI=true"; \
 	  else echo "note: no chromium found; the dashboard rendering test needs it (set WATTSCHED_CHROMIUM)"; fi; }
 
-test: $(STAMP) browser layers
-	$(BIN)/ruff check src tests bench
+# Python sources the linters check (docs/hooks holds the MkDocs hook that writes the API pages).
+LINTED := src tests bench docs/hooks
+
+# make test: every check CI runs, then the whole suite; make test-fast skips the tests marked slow (> 10 s).
+test: lint typecheck browser
 	$(BIN)/python -m pytest -q
 
+test-fast: lint typecheck
+	$(BIN)/python -m pytest -q -m "not slow"
+
 lint: $(STAMP) layers
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+
+# Zero errors on the packages listed in pyproject.toml ([tool.mypy] files); see docs/contributing.md.
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# The documentation site in site/: the pages of docs/ and the API reference generated from the docstrings.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The import contracts of pyproject.toml ([tool.importlinter]): layers import downward only, no study imports
 # another, the compute layers import no plotting library.
@@ -45,4 +59,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-output site .pytest_cache .ruff_cache .mypy_cache .import_linter_cache

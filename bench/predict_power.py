@@ -1,4 +1,4 @@
-"""Benchmark: the online power predictors (reference spec §1.4–1.5) on a 231,000-job Marconi100-like workload
+"""Benchmark: the online power predictors (docs/prediction.md §2–§3) on a 231,000-job Marconi100-like workload
 (≈ 23 weeks), two cores.
 
 Completion times come from an EASY replay on 980 nodes (timed). Timed: the global-mean baseline, the history

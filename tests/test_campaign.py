@@ -103,6 +103,7 @@ def reference(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_killed_and_resumed_campaign_gives_the_same_result_set(tmp_path, reference) -> None:
     spec = _spec_file(tmp_path)
     out = tmp_path / "killed"
@@ -121,6 +122,7 @@ def test_killed_and_resumed_campaign_gives_the_same_result_set(tmp_path, referen
     assert not list((out / "results").glob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_identical_results(tmp_path, reference) -> None:
     """Another executor and another number of workers (the reference ran on 2 local processes)."""
     out = tmp_path / "dask"

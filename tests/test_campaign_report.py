@@ -17,13 +17,9 @@ from wattsched.campaign.runner import load_results, run_experiment
 from wattsched.campaign.spec import parse_spec
 from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
 from wattsched.report.dashboard import write_dashboard
-from wattsched.report.figures import (
-    METRICS,
-    default_gantt_run,
-    gantt_data,
-    resample_step,
-    write_figures,
-)
+from wattsched.report.figures import write_figures
+from wattsched.report.gantt import default_gantt_run, gantt_data, resample_step
+from wattsched.report.metric_figures import METRICS
 
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 ESTIMATORS = [
@@ -145,6 +141,7 @@ def _chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedPro
     return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=180, check=False)
 
 
+@pytest.mark.slow
 def test_dashboard_renders_in_headless_chromium(campaign, tmp_path) -> None:
     html_path = write_dashboard(campaign, tmp_path / "dashboard.html")
     page = html_path.read_text()

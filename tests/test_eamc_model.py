@@ -1,5 +1,5 @@
-"""The EAMC model layer (paper 002, reference spec §3.2–§3.5): partitions with DVFS, the EAR projection, the AppDB
-and the EPM (Eq. 4/5). Claims (a)–(d) of spec §3.5 run on the public en_conf data; the rest on tiny hand-made
+"""The EAMC model layer (paper 002; docs/eamc.md): partitions with DVFS, the EAR projection, the AppDB
+and the EPM (Eq. 4/5). The model's claims (docs/eamc.md) run on the public en_conf data; the rest on tiny hand-made
 partitions whose numbers are computed by hand ([SELF])."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ TABLE1 = {
     "4": ((46.05, 59.76), (460, 427)), "5": ((59.21, 61.41), (355, 360)), "6": ((46.96, 53.11), (368, 360)),
     "7": ((47.40, 52.60), (491, 497)), "8": ((107.55, 81.43), (381, 365)),
 }  # fmt: skip
-#: Spec §3.5 [SELF] regression values: f_opt (GHz) for apps 1..8, paper formula, t_weight = 1.
+#: Regression values: f_opt (GHz) for apps 1..8, paper formula, t_weight = 1.
 F_OPT_TW1 = {"p1": [2.4, 2.5, 2.7, 2.7, 2.6, 2.4, 2.7, 1.2], "p2": [2.8, 3.0, 3.1, 3.1, 3.0, 2.7, 3.1, 1.2]}
 
 
@@ -161,7 +161,7 @@ def test_self_regression_f_opt(platform, appdb) -> None:
         assert [_pick(table, a, part, "f_opt_ghz") for a in APPS] == expected
     code = epm_table(platform, appdb, t_weight=1.0, weight_placement="code")
     assert code["f_opt_ghz"].to_list() == table["f_opt_ghz"].to_list()  # the two placements agree at 1
-    # [AMBIG-2.2] at 1.5 they differ (spec §3.3): lu.C on p2 and ua.C on p1
+    # [AMBIG-2.2] at 1.5 they differ (docs/eamc.md, EPM): lu.C on p2 and ua.C on p1
     paper15 = epm_table(platform, appdb, t_weight=1.5)
     code15 = epm_table(platform, appdb, t_weight=1.5, weight_placement="code")
     assert (_pick(paper15, "1", "p2", "f_opt_ghz"), _pick(code15, "1", "p2", "f_opt_ghz")) == (2.8, 3.1)
@@ -172,7 +172,7 @@ def test_self_regression_f_opt(platform, appdb) -> None:
 def test_claim_d_part_eff_gaps_and_threshold(platform, appdb) -> None:
     res = evaluate(platform, appdb, APPS, t_weight=1.0)
     gaps = np.abs(res.part_eff[:, 0] - res.part_eff[:, 1])
-    # spec §3.5 (d): ep.D 0.161, sp-mz 0.355, STREAM 0.467 — the largest are STREAM, sp-mz.C, bt-mz.C
+    # docs/eamc.md (the -V threshold): ep.D 0.161, sp-mz 0.355, STREAM 0.467 — the largest are STREAM, sp-mz.C, bt-mz.C
     assert gaps[[1, 3, 7]] == pytest.approx([0.161, 0.355, 0.467], abs=1e-3)
     assert np.argsort(-gaps)[:3].tolist() == [7, 3, 2]
     assert np.nanmin(res.part_eff, axis=1) == pytest.approx(math.sqrt(2))  # best partition: both ratios are 1

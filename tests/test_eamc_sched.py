@@ -130,7 +130,7 @@ def test_priorityinc_puts_every_best_entry_first(model) -> None:
 
 
 def test_priorityinc_v_demotes_entries_far_from_the_best(model) -> None:
-    # the code's absolute 0.35 gap demotes STREAM on p1 (the spec's default relative 35% demotes nothing at 1)
+    # the code's absolute 0.35 gap demotes STREAM on p1 (the library's default relative 35% demotes nothing at 1)
     opts = EAMCOptions(threshold_mode="absolute")
     e, _ = _entries(model, "eamc-priorityinc-v", [8, 1], opts)
     plain, _ = _entries(model, "eamc-priorityinc", [8, 1], opts)

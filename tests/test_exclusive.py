@@ -1,4 +1,4 @@
-"""The PM100 exclusive-job filter: the spec's [SELF] cases and random placements against a brute-force map."""
+"""The PM100 exclusive-job filter: hand-made cases and random placements against a brute-force map."""
 
 from __future__ import annotations
 

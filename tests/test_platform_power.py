@@ -1,4 +1,4 @@
-"""Platform presets and files, power-cap schedules and job dynamic-power estimates (reference spec §1.3, §1.7)."""
+"""Platform presets and files, power-cap schedules and job dynamic-power estimates (docs/semantics.md §3.7)."""
 
 from __future__ import annotations
 

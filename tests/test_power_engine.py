@@ -1,4 +1,4 @@
-"""Power checks in the engine (reference-spec §1.6–§1.8): golden examples and invariants."""
+"""Power checks in the engine (docs/semantics.md §3.3–§3.4): golden examples and invariants."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def starts(jobs, policy, check, cap, machine=10, knapsack_until=None, **kw) -> l
     return res.schedule.sort("job_id")["start_time"].to_list()
 
 
-# reference-spec §1.6 [SELF]: two running jobs with m = 300, s = 50; a candidate with m = 300, s = 50; cap 1000
+# docs/semantics.md §3.3, Gaussian example: two running jobs with m = 300, s = 50; a candidate alike; cap 1000
 GAUSSIAN_EXAMPLE = power_jobs(
     [(0, 1, 100, 100, 300, 300, 50), (0, 1, 100, 100, 300, 300, 50), (1, 1, 100, 100, 300, 300, 50)]
 )
@@ -200,7 +200,7 @@ def test_bookkeeping_never_exceeds_the_cap_at_a_decision(jobs, check, policy, re
     assert_bookkeeping_under_cap(jobs, simulate(jobs, policy, 8, power_check=pc, cap=cap).schedule, pc, cap, 8)
 
 
-# reference-spec §1.8.3 [SELF]: at t = 1000, A waited 100 s (p̃ 100, w 200), B 50 s (p̃ 10, w 100), C 10 s
+# docs/semantics.md §3.4, the worked example: at t = 1000, A waited 100 s (p̃ 100, w 200), B 50 s (p̃ 10, w 100), C 10 s
 # (p̃ 1000, w 50). Wait ratios 0.5, 0.5, 0.2 → A, B, C; stretch v = 2, 6, 1.01 → ratios 0.01, 0.06, 0.0202 →
 # B, C, A. The cap is 0 W until 1000 (nothing starts), then 250 W: the first jobs in knapsack order that fit.
 # The knapsack window ends at 50,000 s (by default it would end at the cap's first change, as paper 000's).

@@ -1,4 +1,4 @@
-"""P0 power metrics (reference spec §1.9) on hand-computed timelines, plus energy-conservation properties."""
+"""P0 power metrics (docs/semantics.md §3.5, §3.7) on hand-computed timelines, plus energy-conservation properties."""
 
 from __future__ import annotations
 

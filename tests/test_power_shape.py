@@ -158,7 +158,7 @@ def test_actual_power_never_exceeds_the_cap_with_real_max_estimates(loaded_windo
 
 
 def test_ambiguity_options_reach_the_run(tmp_path) -> None:
-    """[AMBIG-0.2] cap basis, [AMBIG-0.3] idle subtraction and σ scaling are options with the spec's defaults."""
+    """[AMBIG-0.2] cap basis, [AMBIG-0.3] idle subtraction and σ scaling are options (docs/semantics.md §3.7)."""
     runner = CliRunner()
     workload = tmp_path / "m100.parquet"
     assert (

@@ -1,4 +1,4 @@
-"""The history power predictor (reference spec §1.4): golden values, edge cases, brute-force equality, leakage."""
+"""The history power predictor (docs/prediction.md §2): golden values, edge cases, brute-force equality, leakage."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _jobs(submit, user, mean, mx=None, std=None, runtime=None) -> pl.DataFrame:
     )
 
 
-# The spec's example: the user's jobs finish at C = 0, 50, 80 with P = 100, 200, 300 W; a new job at r = 100.
+# A hand-computed example: the user's jobs finish at C = 0, 50, 80 with P = 100, 200, 300 W; a new job at r = 100.
 SPEC_JOBS = _jobs([-10.0, -5.0, -1.0, 100.0], [7, 7, 7, 7], [100.0, 200.0, 300.0, 0.0])
 SPEC_COMPLETION = np.array([0.0, 50.0, 80.0, 110.0])
 

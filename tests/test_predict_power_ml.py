@@ -1,4 +1,4 @@
-"""The weekly online ML power predictor (reference spec §1.5): its scikit-learn estimator, the features and their
+"""The weekly online ML power predictor (docs/prediction.md §3): its scikit-learn estimator, the features and their
 freedom from leakage, the week protocol and its history fallbacks, sweep == incremental, and accuracy."""
 
 from __future__ import annotations

@@ -304,7 +304,7 @@ def test_cascade_observe_rejects_time_travel():
 
 
 def naive_cascade(jobs: pl.DataFrame, completion: np.ndarray, min_prefix: int = 1) -> list[tuple[float, int]]:
-    """The cascade of spec §2.2 by brute force over the user's store, rebuilt for every job."""
+    """The cascade of docs/prediction.md §4 by brute force over the user's store, rebuilt for every job."""
     cols = jobs.columns
     res_cols = [c for c in ("size", "cores", "gpus", "mics", "nodes") if c in cols]
     name_col = "name" if "name" in cols else "app_id" if "app_id" in cols else None

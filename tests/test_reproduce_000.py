@@ -25,6 +25,9 @@ from wattsched.reproduce.report import read_claims
 SHAPE_CLAIMS = ("C000-03", "C000-11", "C000-12", "C000-14", "C000-15", "C000-16")
 SEED = random.SystemRandom().randrange(1_000, 1_000_000)
 
+#: Every test reads the quick reproduction (about 4 minutes on 2 cores).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory) -> dict:

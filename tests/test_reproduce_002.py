@@ -32,6 +32,7 @@ def quick(data_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     return reproduce("002", out, quick=True, seeds=(3,), data_dir=data_dir)
 
 
+@pytest.mark.slow
 def test_quick_reproduction_writes_every_claim(quick) -> None:
     files = quick.files
     claims = read_claims(files["claims"])
@@ -46,10 +47,11 @@ def test_quick_reproduction_writes_every_claim(quick) -> None:
     assert all(p.exists() for p in quick.run.figures)
 
 
+@pytest.mark.slow
 def test_deterministic_claims_hold(quick) -> None:
     by_id = {c.id: c for c in read_claims(quick.files["claims"]).claims}
     assert by_id["C002-15"].verdict == "holds", by_id["C002-15"].ours.text
-    # ep.D is never demoted on the public model (reference spec §3.5 (d)): a fact of the model, not of the seed
+    # ep.D is never demoted on the public model (docs/eamc.md, EPM): a fact of the model, not of the seed
     assert by_id["C002-12"].verdict == "differs"
     assert "ep.D" not in by_id["C002-12"].ours.text.split("PriorityInc-V's")[0]
     assert "equals PriorityInc in every run" in by_id["C002-12"].ours.text

@@ -1,4 +1,4 @@
-"""``wattsched reproduce 003 --quick``: the spec's cases match, every synthetic job is accounted for, the report
+"""``wattsched reproduce 003 --quick``: the hand-made cases match, every synthetic job is accounted for, the report
 reads back; and the comparison paths (a case that differs, a downloaded PM100 table) give the verdicts they should."""
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ def test_the_worked_example_through_the_policies() -> None:
     assert [round(tt, 1) for _, _, tt in got.values()] == [1447.9, 1415.3, 439.2, 439.2]
 
 
+@pytest.mark.slow
 def test_claims_json_reads_back_and_the_deterministic_claims_hold(quick) -> None:
     from wattsched.reproduce.report import read_claims
 
@@ -47,6 +48,7 @@ def test_claims_json_reads_back_and_the_deterministic_claims_hold(quick) -> None
     assert "The Cab data against the paper's published measurements" in text
 
 
+@pytest.mark.slow
 def test_results_and_figures(quick) -> None:
     results = pl.read_parquet(quick / "results.parquet")
     # 3 samples × 4 traces × 5 bounds × (7 policies + 3 with the other data source)

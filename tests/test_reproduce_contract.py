@@ -1,4 +1,4 @@
-"""The reproduction contract: the claim catalogue matches the spec, verdicts follow their rules, and the report
+"""The reproduction contract: the claim catalogue matches the claims list, verdicts follow their rules, and the report
 files are written and read back with their schema."""
 
 from __future__ import annotations

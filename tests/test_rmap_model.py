@@ -1,8 +1,8 @@
-"""The RMAP machine, synthetic Cab data, job details table and configuration model (paper 004, reference spec §5).
+"""The RMAP machine, synthetic Cab data, job details table and configuration model (paper 004; docs/rmap.md).
 
 The Cab data are not public, so the data tests check physical plausibility of both documented parameter sets
 (``cab_data``, [SELF]) and the calibrated set against every number the paper publishes about its measurements
-([PUB]); the table queries are checked against a brute-force scan and the spec's Table 2 example ([PUB])."""
+([PUB]); the table queries are checked against a brute-force scan and the paper's Table 2 example ([PUB])."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def measured() -> JobDetails:
 
 
 def table2() -> ConfigTable:
-    """Spec §5.4 Table 2 (SP-MZ class C): C1 (6×16, 115), C2 (8×12, 65), C3 (8×10, 80)."""
+    """Paper 004 Table 2 (SP-MZ class C): C1 (6×16, 115), C2 (8×12, 65), C3 (8×10, 80)."""
     return ConfigTable(
         "sp-mz",
         nodes=np.array([6, 8, 8]),

@@ -38,7 +38,8 @@ def configure() -> None:
         _prune(root, keep=target)
     except OSError:
         return  # unwritable home: numba falls back to __pycache__ next to the sources
-    numba.config.CACHE_DIR = str(target)
+    # numba.config creates its settings with globals() at import, so no type checker sees CACHE_DIR
+    numba.config.CACHE_DIR = str(target)  # type: ignore[attr-defined]
 
 
 def _prune(root: Path, keep: Path) -> None:

@@ -27,7 +27,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml  # type: ignore[import-untyped]
+import yaml  # PyYAML has no types: ignored in pyproject.toml ([tool.mypy] overrides)
 from pydantic import TypeAdapter, ValidationError
 
 __all__ = [

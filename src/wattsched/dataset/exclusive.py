@@ -1,4 +1,4 @@
-"""The exclusive-job filter of the PM100 method (paper 003; reference spec §4.2, [AMBIG-0.1], [AMBIG-3.1]).
+"""The exclusive-job filter of the PM100 method (paper 003 §3, [AMBIG-0.1], [AMBIG-3.1]; docs/dataset.md).
 
 On the sample grid of period θ (20 s on Marconi100) a job covers the instants {start', start' + θ, …, end'} with
 ``start' = ceil_θ(start)`` and ``end' = floor_θ(end)`` (sub-second parts dropped first, as the reference code

@@ -1,4 +1,4 @@
-"""Per-job power series from node telemetry (the PM100 method, reference spec §4.2 step 4, [AMBIG-3.2]).
+"""Per-job power series from node telemetry (the PM100 method, paper 003 §3, [AMBIG-3.2]; docs/dataset.md).
 
 For an exclusive job with grid instants ``t = start', start' + θ, …, end'`` the series is
 ``p(t) = Σ_{n ∈ nodes} (ps0_{n,t} + ps1_{n,t})``. The two PSU series are aligned on the timestamp (a node's

@@ -1,6 +1,6 @@
 """Node power telemetry as a stream of Arrow record batches over a time range, whatever its layout.
 
-Layouts (reference spec §4.2; the issue's inputs):
+Layouts (paper 003 §2–§3; docs/dataset.md):
 
 - **ExaData** (Marconi100): a directory with ``ps0_input_power/`` and ``ps1_input_power/``, each holding Parquet
   partitions of ``timestamp, value, node`` (any sub-directory nesting, e.g. ``year_month=20-09/``);

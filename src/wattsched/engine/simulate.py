@@ -275,9 +275,11 @@ def simulate(
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
         if state.st[ST_PRED_PENDING]:  # an instant with submissions: the predictor goes first
+            assert feed is not None  # the kernel stops for predictions only with ST_PREDICT set, i.e. with a feed
             feed.step(state)
             continue
         if state.st[ST_PENDING]:  # a pass for the Python policy; the chunk goes on after it
+            assert external is not None and attributes is not None  # only EXTERNAL policies stop for a pass
             _python_pass(external, state, attributes, machine_size, pol.name, cap_t, cap_v)
             continue
         if progress is not None:

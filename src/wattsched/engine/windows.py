@@ -1,4 +1,4 @@
-"""Workload windows: cut a long trace into seeded windows of D hours (reference spec [AMBIG-0.9], paper 000's
+"""Workload windows: cut a long trace into seeded windows of D hours ([AMBIG-0.9] in docs/decisions.md, paper 000's
 30 windows of 24 h).
 
 A window starting at T holds the jobs submitted in [T, T + D), with submit times shifted by −T. The machine at T
@@ -27,7 +27,7 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import polars as pl
@@ -48,7 +48,7 @@ def prestate_mode(value: str | bool) -> Prestate:
     """``value`` as one of :data:`PRESTATES`. The old Booleans still work with a one-line warning:
     ``True`` (the pre-state on) was ``"prestart"``, ``False`` was ``"drop"``."""
     if isinstance(value, bool):
-        mode = "prestart" if value else "drop"
+        mode: Prestate = "prestart" if value else "drop"
         # warn_explicit without a source file: one line, wherever the Boolean came from (a campaign file, code)
         warnings.warn_explicit(
             f'prestate = {str(value).lower()} is deprecated; write prestate = "{mode}" (or the new default "requeue")',
@@ -59,7 +59,7 @@ def prestate_mode(value: str | bool) -> Prestate:
         return mode
     if value not in PRESTATES:
         raise ValueError(f"prestate must be one of {', '.join(PRESTATES)}, got {value!r}")
-    return value
+    return cast(Prestate, value)  # checked against PRESTATES just above
 
 
 @dataclass(frozen=True)
@@ -203,11 +203,10 @@ def cut_one_window(
     −t0, with its own provenance: what ``wattsched simulate --window-start`` simulates."""
     spec = WindowSpec(count=1, hours=hours, seed=0, prestate=prestate_mode(prestate))
     jobs = sort_queue_order(coerce_columns(read.jobs))
-    submit = jobs["submit_time"]
-    if not (math.isfinite(t0) and float(submit.min()) <= t0 <= float(submit.max())):
-        raise WorkloadError(
-            f"window start {t0:g} s is outside the workload's submissions [{submit.min():g}, {submit.max():g}] s"
-        )
+    submit = jobs["submit_time"].to_numpy()
+    first, last = float(submit.min()), float(submit.max())
+    if not (math.isfinite(t0) and first <= t0 <= last):
+        raise WorkloadError(f"window start {t0:g} s is outside the workload's submissions [{first:g}, {last:g}] s")
     size = machine_size or read.provenance.machine_size
     pre = spec.prestate != "drop"
     start, where = trace_starts(jobs, schedule, machine_size=size) if pre else (None, "not used")

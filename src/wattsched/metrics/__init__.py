@@ -1,4 +1,4 @@
-"""Per-job and system metrics of simulated schedules (reference spec §0, ecosystem §5.1)."""
+"""Per-job and system metrics of simulated schedules (docs/semantics.md §5)."""
 
 from wattsched.metrics.jobs import add_job_metrics
 from wattsched.metrics.summary import summarise

@@ -1,4 +1,4 @@
-"""Per-job metrics of a simulated schedule (reference spec §0, ecosystem §5.1).
+"""Per-job metrics of a simulated schedule (docs/semantics.md §5).
 
 The run duration is always taken as ``end_time − start_time``. In simulator output it equals the ``runtime``
 column (``min(trace runtime, walltime)``), but reading the times directly keeps the metrics right for any

@@ -1,4 +1,4 @@
-"""Exact knapsack for the power window (reference-spec §8.1), on OR-Tools CP-SAT.
+"""Exact knapsack for the power window (docs/semantics.md §3.4, the ``-exact`` variants), on OR-Tools CP-SAT.
 
 At each pass in the window, choose the queued jobs to start now that maximise the total profit (wait, or
 stretch (wait + p̃)/p̃) subject to the free units and the power check against the running jobs' estimates —
@@ -145,32 +145,32 @@ class CpSatKnapsack(PolicyBase):
         # lexicographic: the profit first, then as many jobs as possible (a zero-profit job still starts)
         gain = gain * (cand.size + 1) + 1
         model = cp_model.CpModel()
-        x = [model.NewBoolVar(f"x{j}") for j in cand]
-        model.Add(sum(int(jobs.size[j]) * xi for j, xi in zip(cand, x, strict=True)) <= int(view.free))
+        x = [model.new_bool_var(f"x{j}") for j in cand]
+        model.add(sum(int(jobs.size[j]) * xi for j, xi in zip(cand, x, strict=True)) <= int(view.free))
         self._power_constraint(model, view, cand, x)
-        model.Maximize(sum(int(g) * xi for g, xi in zip(gain, x, strict=True)))
+        model.maximize(sum(int(g) * xi for g, xi in zip(gain, x, strict=True)))
         chosen_greedy = set(greedy)
         for j, xi in zip(cand, x, strict=True):
-            model.AddHint(xi, int(j) in chosen_greedy)
+            model.add_hint(xi, int(j) in chosen_greedy)
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = self.seed
         solver.parameters.max_time_in_seconds = self.time_limit
         if self.work_limit is not None:
             solver.parameters.max_deterministic_time = self.work_limit
-        status = solver.Solve(model)
+        status = solver.solve(model)
         self.stats.seconds.append(time.perf_counter() - t0)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             self.stats.greedy_fallback += 1
             return greedy
         self.stats.optimal += status == cp_model.OPTIMAL
         self.stats.feasible += status == cp_model.FEASIBLE
-        chosen = [int(j) for j, xi in zip(cand, x, strict=True) if solver.Value(xi)]
+        chosen = [int(j) for j, xi in zip(cand, x, strict=True) if solver.value(xi)]
         greedy_gain = sum(int(g) for j, g in zip(cand, gain, strict=True) if int(j) in chosen_greedy)
-        if solver.ObjectiveValue() < greedy_gain:  # cannot happen with the hint, but never do worse
+        if solver.objective_value < greedy_gain:  # cannot happen with the hint, but never do worse
             self.stats.greedy_fallback += 1
             return greedy
-        self.stats.improved_on_greedy += solver.ObjectiveValue() > greedy_gain
+        self.stats.improved_on_greedy += solver.objective_value > greedy_gain
         return chosen
 
     def _power_constraint(self, model, view: View, cand: np.ndarray, x: list) -> None:
@@ -181,18 +181,18 @@ class CpSatKnapsack(PolicyBase):
         if chk in ("mean", "max"):
             est = jobs.est_dyn_mean if chk == "mean" else jobs.est_dyn_max
             room = math.floor(cap - view.power_sums[0 if chk == "mean" else 1])
-            model.Add(sum(math.ceil(est[j]) * xi for j, xi in zip(cand, x, strict=True)) <= room)
+            model.add(sum(math.ceil(est[j]) * xi for j, xi in zip(cand, x, strict=True)) <= room)
             return
         # gaussian: slack = P̄ − μ ≥ 1 and slack² · 100 ≥ ceil(k²·100) · σ² + 1 (strict)
         room = math.floor(cap - view.power_sums[0])
         mean_terms = [math.ceil(jobs.est_dyn_mean[j]) for j in cand]
-        slack = model.NewIntVar(1, max(room, 1), "slack")
-        model.Add(slack == room - sum(m * xi for m, xi in zip(mean_terms, x, strict=True)))
-        square = model.NewIntVar(1, max(room, 1) ** 2, "square")
-        model.AddMultiplicationEquality(square, [slack, slack])
+        slack = model.new_int_var(1, max(room, 1), "slack")
+        model.add(slack == room - sum(m * xi for m, xi in zip(mean_terms, x, strict=True)))
+        square = model.new_int_var(1, max(room, 1) ** 2, "square")
+        model.add_multiplication_equality(square, [slack, slack])
         k2 = math.ceil(self.check.k**2 * _K2_SCALE)
         var_running = math.ceil(view.power_sums[2])
         var_terms = [math.ceil(jobs.est_dyn_std[j] ** 2) for j in cand]
-        model.Add(
+        model.add(
             _K2_SCALE * square >= k2 * (var_running + sum(v * xi for v, xi in zip(var_terms, x, strict=True))) + 1
         )

@@ -1,4 +1,5 @@
-"""Power checks of reference-spec §1.6: how a policy decides that a job's estimated power fits under the cap.
+"""Power checks (paper 000 §5.2; docs/semantics.md §3.3): how a policy decides that a job's estimated power
+fits under the cap.
 
 The policy's platform power is the sum of the running jobs' *estimates* (never a measurement). Each job carries
 job-level dynamic estimates (m, M, s): mean, max and standard deviation in watts, e.g. nodes × (per-node value −
@@ -69,11 +70,18 @@ class PowerCheck:
             raise ValueError(f"a gaussian check needs k > 0, got {self.k}")
 
     @classmethod
-    def named(cls, name: str, **options: str) -> PowerCheck:
-        """``none``, ``mean``, ``max``, ``naive``, ``gaussian68``/``95``/``99`` or ``quantile:P`` (0.5 < P < 1)."""
+    def named(
+        cls, name: str, *, reservation: str = "nodes", shadow_when_nodes_suffice: str = "now", knapsack: str = "stop"
+    ) -> PowerCheck:
+        """``none``, ``mean``, ``max``, ``naive``, ``gaussian68``/``95``/``99`` or ``quantile:P`` (0.5 < P < 1),
+        with the reservation options of the class."""
+
+        def build(check: str, k: float = 0.0) -> PowerCheck:
+            return cls(check, k, reservation, shadow_when_nodes_suffice, knapsack, name)
+
         gaussian_k = {"gaussian68": 1.0, "gaussian95": 2.0, "gaussian99": 3.0}
         if name in gaussian_k:
-            return cls("gaussian", gaussian_k[name], name=name, **options)
+            return build("gaussian", gaussian_k[name])
         if name.startswith("quantile:"):
             try:
                 p = float(name.split(":", 1)[1])
@@ -81,11 +89,11 @@ class PowerCheck:
                 raise ValueError(f"quantile check needs a probability, e.g. quantile:0.99; got {name!r}") from None
             if not 0.5 < p < 1.0:
                 raise ValueError(f"quantile probability must be in (0.5, 1), got {p}")
-            return cls("gaussian", NormalDist().inv_cdf(p), name=name, **options)
+            return build("gaussian", NormalDist().inv_cdf(p))
         if name == "naive":
-            return cls("max", name=name, **options)
+            return build("max")
         if name in ("none", "mean", "max"):
-            return cls(name, name=name, **options)
+            return build(name)
         raise ValueError(f"unknown power check {name!r}; choose one of {', '.join(NAMED_CHECKS)}")
 
     def codes(self) -> tuple[int, int, int, int]:

@@ -52,7 +52,8 @@ def order_keys(order: int, estimate: np.ndarray, size: np.ndarray) -> np.ndarray
     raise ValueError(f"unknown queue order code {order}")
 
 
-# Power checks (reference-spec §1.6). A policy's platform power is the sum of the running jobs' estimates.
+# Power checks (paper 000 §5.2; docs/semantics.md §3.3). A policy's platform power is the sum of the running
+# jobs' estimates.
 CHECK_NONE = 0
 CHECK_MEAN = 1  # Σm + m_j ≤ cap
 CHECK_MAX = 2  # ΣM + M_j ≤ cap (also "naive", with M = 1860 W × nodes)
@@ -296,7 +297,7 @@ def queue_pass(
     submit,
 ):
     """One scheduling pass for ``none`` and ``easy`` backfilling and the greedy knapsacks, with the power check
-    of ``pcfg`` on every start (reference-spec §1.8); returns the number of jobs written to ``out``.
+    of ``pcfg`` on every start (docs/semantics.md §3.3); returns the number of jobs written to ``out``.
 
     ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job.
     """

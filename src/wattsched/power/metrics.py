@@ -1,4 +1,5 @@
-"""Power metrics of a simulated run under a cap (reference spec §1.9), on a ``power_timeline`` step function.
+"""Power metrics of a simulated run under a cap (paper 000 §6.4–§6.6; docs/semantics.md §3.7), on a
+``power_timeline`` step function.
 
 Every window metric integrates the exact step function piece by piece, each piece weighted by how long it
 lasts inside the window, with the cap in force on that piece: a 20-s spike counts for 20 s, not for one row.
@@ -229,7 +230,7 @@ def power_summary(
     """
     check_schedule(schedule, (*TIME_COLUMNS,))
     run_start = float(timeline["time"][0])
-    run_end = max(float(schedule["end_time"].max()) if schedule.height else run_start, run_start)
+    run_end = max(float(schedule.select(pl.col("end_time").max()).item()) if schedule.height else run_start, run_start)
     window = cap_metrics(timeline, window_end, window_start)
     out: dict[str, Any] = {
         "window_start_s": float(window_start),

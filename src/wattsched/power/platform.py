@@ -1,4 +1,4 @@
-"""Platform power model, power-cap schedules and job dynamic-power estimates (reference spec §1.3, §1.7).
+"""Platform power model, power-cap schedules and job dynamic-power estimates (docs/semantics.md §3.7).
 
 Every cap in wattsched is a cap on **dynamic** power, ``total − nodes·idle`` (the easypower convention:
 ``powercap_dynamic_watts``), so a cap and a job estimate are always compared on the same basis. A cap stated
@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from wattsched.core.platform_file import PlatformFileError, preset_names, read_platform_file, validate_platform
 
 CapBasis = Literal["dynamic", "total"]
+#: How a job's σ grows with its nodes ([AMBIG-0.3]): ``nodes`` (correlated nodes, default) or ``sqrt``.
+SigmaScaling = Literal["nodes", "sqrt"]
 
 
 class PowerConfigError(PlatformFileError):
@@ -222,7 +224,7 @@ class PowerCapSchedule:
         *,
         cap_basis: CapBasis = "dynamic",
     ) -> PowerCapSchedule:
-        """P0's power window (spec §1.7): the cap on ``[0, window_end)``, then ``post_window_cap``.
+        """P0's power window (docs/semantics.md §3.7): the cap on ``[0, window_end)``, then ``post_window_cap``.
 
         [AMBIG-0.6] The default after the window is the platform's dynamic range (easypower's
         ``normal_dynamic_watts``; 719,880 W on M100): still a cap, which binds pessimistic estimators.
@@ -314,9 +316,10 @@ def job_dynamic_estimates(
     idle: float,
     *,
     subtract_idle: bool = True,
-    sigma_scaling: Literal["nodes", "sqrt"] = "nodes",
+    sigma_scaling: SigmaScaling = "nodes",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Job-level dynamic ``(mean m, max M, sigma s)`` from per-node total-power statistics (spec §1.3, [AMBIG-0.3]).
+    """Job-level dynamic ``(mean m, max M, sigma s)`` from per-node total-power statistics (docs/semantics.md
+    §3.7, [AMBIG-0.3]).
 
     ``m = q·(mean − idle)``, ``M = q·(max − idle)``: the statistics are per node and the caps are dynamic.
     ``subtract_idle=False`` gives the paper's literal ``q·x̂``. σ scales by ``q`` by default (the nodes of a job

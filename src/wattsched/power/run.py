@@ -1,10 +1,10 @@
 """Power for a run: estimates from a power source, the policy's check and cap, the actual power timeline and
-the power metrics against an uncapped EASY baseline (paper 000's protocol, reference-spec §1.3 and §1.9)."""
+the power metrics against an uncapped EASY baseline (paper 000's protocol, docs/semantics.md §3.7)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -12,15 +12,19 @@ import polars as pl
 from wattsched.engine.simulate import SimulationError, simulate
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.power.metrics import power_summary
-from wattsched.power.platform import Platform, PowerCapSchedule, job_dynamic_estimates, naive_estimates
+from wattsched.power.platform import (
+    Platform,
+    PowerCapSchedule,
+    SigmaScaling,
+    job_dynamic_estimates,
+    naive_estimates,
+)
 from wattsched.power.timeline import power_timeline
 
 POWER_SOURCES = ("real", "predicted", "naive")
 #: How a job's σ grows with its nodes: ``nodes`` (σ_job = nodes·σ_node, correlated nodes) or ``sqrt``
 #: (√nodes·σ_node, independent nodes).
 SIGMA_SCALINGS = ("nodes", "sqrt")
-SigmaScaling = Literal["nodes", "sqrt"]
-
 #: Per-node summaries each source reads (W): measured ones, or a predictor's.
 SOURCE_COLUMNS = {
     "real": ("power_mean", "power_max", "power_std"),
@@ -91,9 +95,12 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
                 raise SimulationError(f"column {c!r} has no value for job {job}, which runs; cannot estimate its power")
             v[unknown] = setup.platform.idle_watts if c != columns[2] else 0.0
             values.append(v)
+        mean, peak, std = values
         m, mx, s = job_dynamic_estimates(
             size,
-            *values,
+            mean,
+            peak,
+            std,
             setup.platform.idle_watts,
             subtract_idle=setup.subtract_idle,
             sigma_scaling=setup.sigma_scaling,
@@ -124,7 +131,7 @@ def reject_never_fitting(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Move the jobs that could never start under ``setup`` from the job table to the rejects, with why."""
     bad = never_fit(jobs, setup)
-    if not bad.any():
+    if not bad.any() or setup.cap is None:  # without a cap no job is ever rejected (never_fit)
         return jobs, rejects
     caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
     gone = jobs.filter(pl.Series(bad))
@@ -164,7 +171,7 @@ def window_end_of(setup: PowerSetup, schedule: pl.DataFrame) -> float:
     if setup.window_end is not None:
         return float(setup.window_end)
     changes = setup.cap.change_times() if setup.cap is not None else ()
-    return float(changes[0]) if changes else float(schedule["end_time"].max())
+    return float(changes[0]) if changes else float(schedule.select(pl.col("end_time").max()).item())
 
 
 def power_outputs(

@@ -1,4 +1,5 @@
-"""The platform's actual power over a simulated run, from the jobs' measured profiles (spec §1.9, [AMBIG-0.10]).
+"""The platform's actual power over a simulated run, from the jobs' measured profiles (docs/semantics.md §3.5,
+[AMBIG-0.10]).
 
 A job's ``power_profile`` holds its power summed over its nodes, one sample per ``period`` seconds. Sample ``k``
 holds on ``[start + k·period, start + (k+1)·period)`` (sample-and-hold) and the profile is cut at the job's

@@ -1,4 +1,4 @@
-"""The history power predictor of paper 000 (§4.1, Eq. 1–3; reference spec §1.4), online and O(1) per job.
+"""The history power predictor of paper 000 (§4.1, Eq. 1–3; docs/prediction.md §2), online and O(1) per job.
 
 For job j of user u submitted at r, and each metric (per-node ``power_mean``, ``power_max``, ``power_std``):
 the user's jobs completed at or before r form the history H; with window size s, W = {C ≥ r − s} and

@@ -1,8 +1,8 @@
-"""The weekly online ML power predictor of paper 000 (§4.2, §6.2; reference spec §1.5).
+"""The weekly online ML power predictor of paper 000 (§4.2, §6.2; docs/prediction.md §3).
 
 Protocol. Weeks end at t(w) = t0 + 7 days·(w + 1). At each week end a model is trained, per metric (per-node
 ``power_mean``, ``power_max``, ``power_std``), on the jobs that completed strictly before t(w); it predicts the jobs
-submitted in [t(w), t(w+1)) (half-open, where the spec's closed interval would give a job submitted exactly at
+submitted in [t(w), t(w+1)) (half-open, where a closed interval would give a job submitted exactly at
 t(w+1) to two weeks: it goes to the newer model). Week 0 (r < t(0)), jobs without lag features (the user has no
 finished job with that metric) and weeks with fewer than ``min_train_rows`` training rows use the history
 predictor's value (Eq. 1 with its [AMBIG-0.4] fallbacks).
@@ -21,7 +21,7 @@ StandardScaler + regressor in a Pipeline; RFECV (step 1, 5 folds, MSE) picks the
 targets' range (``clip``), since an extrapolating linear model can otherwise predict negative watts.
 
 Clocks. ``t0`` and ``submit_time`` share one clock. PM100 tables have epoch seconds (UTC): pass
-``t0=PM100_T0`` (2022-01-01 00:00 UTC, the spec's [AMBIG-0.5] default) and ``clock_offset=0``. Generated workloads
+``t0=PM100_T0`` (2022-01-01 00:00 UTC, the PM100 default of [AMBIG-0.5]) and ``clock_offset=0``. Generated workloads
 start at 0: the default ``t0`` (the first submit time) fits, and ``clock_offset`` should be the provenance's
 ``header["clock_offset"]`` (time of day of submit 0) for the hour feature to be a time of day.
 
@@ -79,7 +79,7 @@ __all__ = [
     "predict_power",
 ]
 
-#: Start of the PM100 period (2022-01-01 00:00 UTC, epoch s): the spec's t0 for PM100 tables.
+#: Start of the PM100 period (2022-01-01 00:00 UTC, epoch s): the t0 for PM100 tables ([AMBIG-0.5]).
 PM100_T0 = 1_640_995_200.0
 WEEK = 7 * 86_400.0
 #: Table 2 in order; the report names the features RFECV kept with these.
@@ -92,7 +92,7 @@ ML_MODELS: dict[str, type] = {
     "ml-svr": LinearSVR,
     "ml-sgd": SGDRegressor,
 }
-#: The spec's recommended grids ([AMBIG-0.5b]); epsilon is in watts (targets are not scaled).
+#: The default grids ([AMBIG-0.5b], docs/prediction.md §3); epsilon is in watts (targets are not scaled).
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     "ml-linear": {},
     "ml-forest": {"n_estimators": [50, 100], "max_depth": [None, 10, 20]},
@@ -256,7 +256,7 @@ class RFECVGridRegressor(RegressorMixin, BaseEstimator):
 
 @dataclass(frozen=True)
 class MLPowerConfig:
-    """Options of the weekly ML predictor; defaults follow the spec (§1.5, [AMBIG-0.5]) except where noted.
+    """Options of the weekly ML predictor; defaults as docs/prediction.md §3 and [AMBIG-0.5] state them.
 
     - ``t0``: start of week 0 on the ``submit_time`` clock; None = the table's first submit time (PM100: pass
       :data:`PM100_T0`). A derived t0 moves when the first job is removed, so fix it to compare tables.

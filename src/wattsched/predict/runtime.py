@@ -1,5 +1,5 @@
 """Online job-runtime predictors: the requested walltime, the truth (oracle), Tsafrir's last-two average and the
-rule cascade of paper 001 (reference spec §2.2).
+rule cascade of paper 001 (§3; docs/prediction.md §4).
 
 Every predictor follows :class:`~wattsched.core.predictor.OnlinePredictor` and outputs ``pred_runtime``
 (seconds, capped by the job's walltime); the cascade also outputs ``pred_runtime_rule`` (1..7, the rule that
@@ -357,7 +357,7 @@ class _Cascade:
 
 
 class RuleCascadePredictor:
-    """The rule-cascade duration predictor of paper 001 (reference spec §2.2; see the module docstring).
+    """The rule-cascade duration predictor of paper 001 (§3; docs/prediction.md §4; see the module docstring).
 
     ``min_prefix`` is the shortest common name prefix that counts as a partial match ([AMBIG-1.1]; the code's
     behaviour, any common first character, is the default 1).

@@ -31,18 +31,10 @@ from wattsched.campaign.summary import (
     estimator_order,
 )
 from wattsched.core.store import CampaignError, done_ids, read_manifest
-from wattsched.report.figures import (
-    METRICS,
-    GanttData,
-    default_gantt_run,
-    gantt_data,
-    per_user_errors,
-    predicted_metrics,
-    prediction_files,
-    resample_step,
-    run_title,
-    source_colour,
-)
+from wattsched.report.gantt import GanttData, default_gantt_run, gantt_data, resample_step, run_title
+from wattsched.report.metric_figures import METRICS
+from wattsched.report.prediction_figures import per_user_errors, predicted_metrics, prediction_files
+from wattsched.report.style import source_colour
 
 #: Most jobs drawn in the interactive Gantt (the largest by node-hours); the static figure draws them all.
 MAX_GANTT_JOBS = 4000
@@ -82,7 +74,7 @@ def facet_rows(results: pl.DataFrame) -> int:
 
 
 def metric_figure(results: pl.DataFrame, key: str) -> go.Figure:
-    """Interactive box plots of one metric of :data:`~wattsched.report.figures.METRICS` per estimator (all
+    """Interactive box plots of one metric of :data:`~wattsched.report.metric_figures.METRICS` per estimator (all
     runs shown, hover names the workload window), one facet per cap and policy."""
     spec = METRICS[key]
     runs = capped_runs(results).with_columns(spec.value().cast(pl.Float64).alias("_y"))

@@ -34,7 +34,7 @@ ABS_TOLERANCE = {"%": 2.0}
 
 @dataclass(frozen=True)
 class Claim:
-    """One result claim of a paper, as ``../shared/spec/claims.md`` lists it."""
+    """One result claim of a paper, as the catalogue ``reproduce/claims/NNN.toml`` lists it (docs/reproduce.md)."""
 
     id: str
     paper: str

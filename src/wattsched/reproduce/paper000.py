@@ -58,7 +58,7 @@ POLICY_LABELS = {
     "knapsack-stretch": "Knapsack Stretch",
 }
 POWER_WINDOW = 3 * 3600.0
-#: The window construction of the paper's experiment ([AMBIG-0.9] of the reference spec; docs/decisions.md).
+#: The window construction of the paper's experiment ([AMBIG-0.9], docs/decisions.md).
 PRESTATE = "requeue"
 #: The cap after the 3-h window. The paper's text applies a cap "solely during the first 3 hours"; its artifact
 #: keeps 719,880 W (the dynamic range) with the same estimator afterwards. "none" is the paper's text, and it is
@@ -301,7 +301,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
 def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
     """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks) and Fig. 7
     (the four policies), PNG and SVG, in ``out/figures``."""
-    from wattsched.report.figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
+    from wattsched.report.metric_figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
 
     folder = out / "figures"
     est = results.filter(pl.col("experiment") == "estimators")

@@ -5,7 +5,7 @@ estimator check's value is the mean over (window, cap) groups of the group's mea
 predicted pooled, as the paper's per-check numbers are); the spread shown is over seeds. Claims about instances
 (trespass in any instance) count every instance of every seed.
 
-Definitions (reference spec §1.9): under-utilisation = 1 − U, over-utilisation = U − 1 with U the mean dynamic
+Definitions (docs/semantics.md §3.7): under-utilisation = 1 − U, over-utilisation = U − 1 with U the mean dynamic
 power in the 3-h window over the cap; an instance's break is ``max(0, max P/cap − 1)`` (0 when it stays below the
 cap), so "average and median over instances" are over every instance; "predicted close to real" holds when, for
 mean and each Gaussian check, predicted's under-utilisation and turnaround increase lie within the report's own

@@ -496,7 +496,7 @@ def _claim_12(grid: pl.DataFrame, relative: pl.DataFrame, platform: Any, appdb: 
         ours,
         note=f"part_eff gaps to the best partition at t_weight 1 (absolute, relative): {gap_text}",
         explain="ep.D's gap is smaller than STREAM's, sp-mz.C's, bt-mz.C's and ua.C's under both readings of the "
-        "threshold, so no threshold demotes ep.D without demoting those first (reference spec §3.5 (d))",
+        "threshold, so no threshold demotes ep.D without demoting those first (docs/eamc.md, EPM)",
         spreads={"energy saving of -V over PriorityInc": d_energy},
     )
 

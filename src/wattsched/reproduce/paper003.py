@@ -1,9 +1,9 @@
-"""Paper 003 (PM100, a job power consumption dataset): the method on the spec's cases and on synthetic telemetry.
+"""Paper 003 (PM100, a job power consumption dataset): the method on hand-made cases and on synthetic telemetry.
 
 What can be checked offline is the **method**, not the dataset:
 
-- C003-01: the reference spec's [SELF] cases (:mod:`wattsched.reproduce.pm100_cases`) run through
-  :func:`~wattsched.dataset.build.build_dataset`; the verdict counts the cases whose outcome matches the spec.
+- C003-01: the hand-made cases (:mod:`wattsched.reproduce.pm100_cases`) run through
+  :func:`~wattsched.dataset.build.build_dataset`; the verdict counts the cases whose outcome matches the expected one.
 - C003-04: per seed, a synthetic machine (:func:`~wattsched.dataset.synthetic.place_jobs`: jobs, 5% of them also
   taking a busy node, missing samples and node outages) is streamed to disk in the ExaData layout and built. Every
   input job must end exactly once in the dataset or in the rejects with a stage, and the extraction stage must
@@ -53,7 +53,7 @@ FETCH = "wattsched data fetch pm100 --to DATA/pm100"
 def run(ctx: ReproduceContext) -> PaperRun:
     setting = "quick" if ctx.quick else "full"
     machine_options = SETTINGS[setting]
-    ctx.step(f"C003-01: {len(CASES)} cases of the reference spec")
+    ctx.step(f"C003-01: {len(CASES)} hand-made cases of the method")
     case_rows, mismatches = [], []
     for case in CASES:
         ok, diffs = run_case(case)
@@ -168,7 +168,7 @@ def _synthetic_run(ctx: ReproduceContext, seed: int, options: dict[str, Any]) ->
 
 
 def method_grid(machine: Machine) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's first and last instant (numbers since ``t0``) by the spec's rounding (§4.2 step 1: sub-second
+    """Each job's first and last instant (numbers since ``t0``) by the method's rounding (docs/dataset.md: sub-second
     parts dropped, start rounded up, end down). It differs from the generator's own placement (which rounds the
     exact start up) when a job starts less than a second after an instant: the method then counts that instant."""
     rel_start = np.floor(machine.jobs["start_time"].to_numpy()) - machine.t0
@@ -325,8 +325,8 @@ def _notes(synth: pl.DataFrame) -> list[str]:
         f"median error {med.text('%', 2)}, 95th percentile {p95.text('%', 2)} — the generator's per-sample noise "
         "(5% of the level, 5 W idle), which averages out over long jobs and not over one-sample ones.",
         f"{Spread.of(synth['kept jobs with an instant before their start']).text(digits=0)} kept jobs per seed start "
-        "less than a second after a sample instant: the method drops sub-second parts before rounding (spec §4.2 "
-        "step 1, as the reference code does), so their series starts with that instant, an idle sample the "
+        "less than a second after a sample instant: the method drops sub-second parts before rounding "
+        "(docs/dataset.md, as the reference code does), so their series starts with that instant, an idle sample the "
         "generator placed before the job; their per-node mean error reaches "
         f"{Spread.of(synth['per-node mean error p95 % of those']).text('%', 1)} at the 95th percentile. Real "
         "Slurm job tables record whole seconds, so this is an artefact of the generator's fractional start times.",
@@ -334,7 +334,7 @@ def _notes(synth: pl.DataFrame) -> list[str]:
         "per seed (ExaData layout on disk, read window by window).",
         "C003-02/03 compare the paper with the published dataset only when it has been downloaded; rebuilding it "
         "from its inputs needs the Marconi100 ExaData telemetry of 2020, which no offline source holds "
-        "(../shared/spec/pm100-facts.md).",
+        "(paper 003 §2).",
     ]
 
 

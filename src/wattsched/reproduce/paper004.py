@@ -1,6 +1,6 @@
 """Paper 004 (RMAP, Patki et al., HPDC 2015): Traditional, Naive and Adaptive on an overprovisioned 64-node Cab.
 
-The experiment (reference spec §5): four 30-job traces (small, large, random 1, random 2) × five global power
+The experiment (paper 004 §6; docs/rmap.md): four 30-job traces (small, large, random 1, random 2) × five global power
 bounds (6,500–14,000 W) × Traditional, Naive and Adaptive with thresholds 0, 10, 20, 30% and unbounded; Traditional
 and Naive plan with the measured (oracle) configuration data, Adaptive with the degree-2 log-polynomial model, as
 the paper does. Traditional, Naive and Adaptive-0 also run with the other data source (Fig. 8).

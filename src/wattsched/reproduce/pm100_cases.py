@@ -1,8 +1,8 @@
-"""The reference spec's [SELF] test cases of the PM100 method (paper 003; spec §4.2–4.3, T12), as data.
+"""Hand-made test cases of the PM100 method (paper 003 §3; docs/dataset.md, Reproduce), as data.
 
-Each case is what the spec states: a tiny job table, the node telemetry it runs on, and the outcome the spec
-prescribes (which jobs are excluded and at which stage, the grid bounds, the series, the per-node aggregates, the
-unpacked TRES counts). The expected values are written from the spec's rules by hand arithmetic on these inputs;
+Each case is a tiny job table, the node telemetry it runs on, and the outcome the method as docs/dataset.md states
+it prescribes (which jobs are excluded and at which stage, the grid bounds, the series, the per-node aggregates, the
+unpacked TRES counts). The expected values are written from those rules by hand arithmetic on these inputs;
 the observed values come from running the method (:func:`~wattsched.dataset.build.build_dataset` and the
 exclusivity test it uses) on them. :func:`run_case` compares the two field by field.
 
@@ -33,7 +33,7 @@ INSTANTS = 31
 class SpecCase:
     """One case: ``jobs`` rows ``(job_id, start s, end s, nodes[, tres_alloc_str])`` after T0; ``absent`` cells
     ``(node, instant, psu)`` missing from the telemetry; build ``options``; ``expected[job_id]`` maps output
-    fields (``outcome``, ``grid``, ``samples``, ``series``, ``power_mean`` …) to the spec's values."""
+    fields (``outcome``, ``grid``, ``samples``, ``series``, ``power_mean`` …) to the expected values."""
 
     name: str
     where: str
@@ -47,42 +47,42 @@ class SpecCase:
 CASES: tuple[SpecCase, ...] = (
     SpecCase(
         "two overlapping jobs on one node",
-        "§4.3 [SELF]",
+        "paper 003 §3; docs/dataset.md, exclusive-job filter",
         "two overlapping jobs on one node → both excluded (a job alone on its node is kept)",
         ((1, 0, 100, ["n1"]), (2, 60, 200, ["n1"]), (3, 0, 200, ["n2"])),
         {1: {"outcome": "exclusivity"}, 2: {"outcome": "exclusivity"}, 3: {"outcome": "dataset"}},
     ),
     SpecCase(
         "multi-node series",
-        "§4.3 [SELF]; §4.2 step 4 (Eq. 1–2)",
+        "paper 003 §3 (Eq. 1–2); docs/dataset.md, extraction",
         "a multi-node exclusive job → its series is the per-timestamp sum over nodes of ps0 + ps1",
         ((1, 5, 65, ["n1", "n2"]),),
         {1: {"outcome": "dataset", "grid": (20.0, 60.0), "samples": 3, "series": [412.0, 414.0, 416.0]}},
     ),
     SpecCase(
         "a 25-s job",
-        "§4.3 [SELF]; §4.2 step 1",
+        "docs/dataset.md, exclusive-job filter (the grid)",
         "a job from 00:00:05 to 00:00:30 rounds to [00:00:20, 00:00:20] → 1 sample",
         ((1, 5, 30, ["n1"]),),
         {1: {"outcome": "dataset", "grid": (20.0, 20.0), "samples": 1, "series": [151.0]}},
     ),
     SpecCase(
         "series length",
-        "§4.2 step 4",
+        "docs/dataset.md, extraction",
         "length = (end' − start')/θ + 1 (the paper's text omits the +1): 00:00:00–00:01:00 → 4 samples",
         ((1, 0, 60, ["n1"]),),
         {1: {"outcome": "dataset", "grid": (0.0, 60.0), "samples": 4, "series": [150.0, 151.0, 152.0, 153.0]}},
     ),
     SpecCase(
         "no instant between start and end",
-        "§4.2 step 3, [AMBIG-3.1] resolution",
+        "docs/dataset.md, exclusive-job filter; [AMBIG-3.1]",
         "a job with start' > end' (00:00:45–00:00:55 → [00:01:00, 00:00:40]) is unverifiable and dropped",
         ((1, 45, 55, ["n1"]),),
         {1: {"outcome": "exclusivity", "status": "unverifiable", "grid": (60.0, 40.0)}},
     ),
     SpecCase(
         "back-to-back jobs",
-        "§4.2 steps 2–3",
+        "docs/dataset.md, exclusive-job filter",
         "a job ending at 00:00:40 and one starting at 00:00:40 on the same node both cover that instant → both "
         "excluded; a job starting at 00:00:41 elsewhere is kept from 00:01:00",
         ((1, 0, 40, ["n1"]), (2, 40, 100, ["n1"]), (3, 41, 100, ["n2"])),
@@ -94,7 +94,7 @@ CASES: tuple[SpecCase, ...] = (
     ),
     SpecCase(
         "one shared node of a multi-node job",
-        "§4.2 step 3",
+        "docs/dataset.md, exclusive-job filter",
         "non-exclusive if any (node, instant) cell of the job holds another id: a 3-node job and a job on one of "
         "its nodes are both excluded",
         ((1, 0, 100, ["n1", "n2", "n3"]), (2, 80, 90, ["n3"])),
@@ -128,7 +128,7 @@ CASES: tuple[SpecCase, ...] = (
     ),
     SpecCase(
         "per-node aggregates",
-        "§1.2 step 4 (the P0 use of PM100-like data)",
+        "docs/dataset.md, extraction (per-node aggregates, as paper 000 reads them)",
         "P^avg, P^max, P^σ over the concatenation of all per-node samples (σ with ddof 0)",
         ((1, 5, 65, ["n1", "n2"]),),
         # per-node values: n1 151, 152, 153 and n2 261, 262, 263
@@ -143,7 +143,7 @@ CASES: tuple[SpecCase, ...] = (
     ),
     SpecCase(
         "TRES unpacking",
-        "§4.2 step 5; the paper's §3 example",
+        "docs/dataset.md, TRES; the paper's §3 example",
         '"nodes=1,cpus=32,gpu=1,mem=256G" → num_nodes 1, num_cores 32, num_gpus 1, mem 256 GB (262,144 MB)',
         ((1, 0, 60, ["n1"], "nodes=1,cpus=32,gpu=1,mem=256G"),),
         {
@@ -234,7 +234,7 @@ def _same(expected: Any, got: Any) -> bool:
 
 
 def run_case(case: SpecCase) -> tuple[bool, list[str]]:
-    """``(matches, differences)``: each difference names the job, the field, the spec's value and ours."""
+    """``(matches, differences)``: each difference names the job, the field, the expected value and ours."""
     got = observe(case)
     diffs = []
     for job, fields in case.expected.items():

@@ -18,7 +18,7 @@ Conventions (each is also recorded in ``provenance.conventions``):
 * ``power_profile`` = ``node_power_consumption`` as List(Float32): job power in W **summed over its nodes**, one
   sample per ``sample_period`` (20 s). ``cpu_power_profile`` / ``mem_power_profile`` likewise from
   ``cpu_``/``mem_power_consumption`` when present (they may be empty lists; that is not a reject).
-* Per-node power statistics (reference spec §1.2 step 4 wants statistics per node): ``power_mean`` =
+* Per-node power statistics (paper 000 Fig. 2 reads them per node; docs/semantics.md §3.7): ``power_mean`` =
   mean(profile) / nodes, exact. ``power_max`` = max(profile) / nodes and ``power_std`` = std(profile, ddof=0) /
   nodes are the max and std of the node-*average* series: the summed series cannot recover the per-node ones.
   Both are exact for one-node jobs; for multi-node jobs ``power_max`` is a lower bound of the true per-node max.

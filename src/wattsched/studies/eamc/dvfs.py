@@ -1,4 +1,4 @@
-"""Partitions with DVFS and their EAR coefficient matrices (paper 002 / EAMC, reference spec §3.1–§3.2).
+"""Partitions with DVFS and their EAR coefficient matrices (paper 002 / EAMC; docs/eamc.md, Model).
 
 A :class:`Partition` is a homogeneous group of nodes with a set of available CPU frequencies and the EAR "basic"
 model's hardware coefficients ``(A, B, C, D, E, F)`` for every (reference p-state r, target p-state k) pair. The
@@ -10,7 +10,7 @@ are ascending from ``freqMin`` in ``freqInc`` steps up to ``freqNom`` (n = 16 fo
 (nominal + 0.1) is the turbo bin, which the matrices do not model. An all-zero row marks a frequency the partition
 cannot run at (2.0 GHz on p1; 1.4, 1.8, 2.2, 2.5, 2.9 GHz on p2): it is skipped.
 
-Choices (named, with the spec's resolution as default):
+Choices (named, with the resolution of docs/decisions.md as default):
 
 * [AMBIG-2.1] ``reference``: the block used is the nominal (last) p-state's, because the applications' signatures
   were measured at nominal frequency. Another available frequency can be given.

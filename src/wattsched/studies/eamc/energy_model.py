@@ -1,4 +1,4 @@
-"""The EAR "basic" energy model and the application database (paper 002 §3.1–§3.3, reference spec §3.2).
+"""The EAR "basic" energy model and the application database (paper 002 §3.1–§3.3; docs/eamc.md, Model).
 
 From an application's reference signature on a partition — time T, power P (W per node), CPI and TPI (memory
 transactions per instruction), all measured at the partition's reference frequency f_ref — and the partition's

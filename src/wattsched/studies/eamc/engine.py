@@ -1,5 +1,5 @@
 """Simulation of several node-exclusive partitions, with jobs submitted as job-partition entries (paper 002's
-EAMCS scheduler; reference spec §3.4).
+EAMCS scheduler; docs/eamc.md, Scheduler).
 
 Each job is queued as one *entry* per candidate partition, each with its own node count, time limit, duration
 and power (they follow the partition and the frequency the policy chose: :func:`~.policies.build_entries`). At

@@ -1,4 +1,4 @@
-"""EAMC's Energy-prediction Priority Module (paper 002 §4, reference spec §3.3–§3.4): per job and partition, the
+"""EAMC's Energy-prediction Priority Module (paper 002 §4; docs/eamc.md, EPM): per job and partition, the
 optimal frequency (Eq. 4) and the partition efficiency ``part_eff`` (Eq. 5) that orders a job's partitions.
 
 Everything here is a pure function of arrays, and :func:`evaluate` reads only the :class:`AppDB` (knowledge), never
@@ -13,7 +13,7 @@ Eq. 5, for each partition p of job j at its own f_opt (minima over the job's par
 
     part_eff_p = sqrt( (E_p/E_min,j)² + t_weight · (t_p/t_min,j)² )    lower is better
 
-Named options (defaults = the spec's resolutions):
+Named options (defaults: the resolutions of docs/decisions.md, Ambiguities of the papers):
 
 * [AMBIG-2.2] ``weight_placement``: ``"paper"`` puts t_weight outside the square as above; ``"code"`` inside,
   ``(t_weight · t/t_min)²``, as the EAMC code does. They agree at t_weight = 1. The choice applies to Eq. 4 and

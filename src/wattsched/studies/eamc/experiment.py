@@ -1,4 +1,4 @@
-"""Paper 002's evaluation: EAMC and baseline policies on the two-partition DVFS machine (the paper's §5).
+"""Paper 002's evaluation: EAMC and baseline policies on the two-partition DVFS machine (docs/eamc.md).
 
 :func:`run_eamc` simulates one workload under one policy and returns per-job outcomes and the paper's metrics:
 makespan, mean response time, the sum of job energies (nodes × power × duration; idle nodes excluded), the sum of

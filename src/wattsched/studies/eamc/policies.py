@@ -1,4 +1,4 @@
-"""Paper 002's policies (reference spec §3.4): how each job becomes job-partition entries, at which frequency,
+"""Paper 002's policies (docs/eamc.md, Policies): how each job becomes job-partition entries, at which frequency,
 and in which priority order, for the scheduler of :mod:`wattsched.studies.eamc.engine`.
 
 The base priority is the queue order (submit time, then job order: FCFS by age).
@@ -16,7 +16,7 @@ The base priority is the queue order (submit time, then job order: FCFS by age).
 What a policy reads is the EPM's prediction from the application database (the job's app id, node count and
 requested time on its primary partition) — never the job's true duration. The job's true duration on a
 partition at a frequency is its primary-partition duration × the same model's time factor (the paper's
-simulator, and the reference spec §3.2: the model is the ground truth of these experiments).
+simulator, and docs/eamc.md, Model: the model is the ground truth of these experiments).
 
 Every policy schedules its entries with the same priority backfilling (:func:`priority_backfill_pass`). Entries
 are walked in priority order at every scheduling instant:
@@ -68,7 +68,7 @@ class Entries:
 
 @dataclass(frozen=True)
 class EAMCOptions:
-    """The EPM's options and the PriorityInc-V threshold (defaults: the spec's resolutions)."""
+    """The EPM's options and the PriorityInc-V threshold (defaults: the resolutions of docs/decisions.md)."""
 
     t_weight: float = 1.0
     weight_placement: str = "paper"

@@ -1,4 +1,4 @@
-"""Paper 002's workloads (reference spec §3.5): a Lublin–Feitelson job stream calibrated to the paper's
+"""Paper 002's workloads (docs/eamc.md, Workloads): a Lublin–Feitelson job stream calibrated to the paper's
 5,000 jobs with a mean of 18.29 nodes and 3.65 h at the highest frequency, each job running one of the eight
 applications of the EAR data in a mix: W13 (uniform over the eight, STREAM 12.5%), W33 (33% STREAM, the rest
 uniform) or W50 (50% STREAM).

@@ -1,4 +1,4 @@
-"""Node allocators for multi-resource machines (paper 001, reference spec §2.3; AccaSim 2017 semantics).
+"""Node allocators for multi-resource machines (paper 001 §4, AccaSim 2017 semantics; docs/dispatch.md).
 
 Both are "all requested chunks available": scan the nodes in some order, put as many of the job's chunks on each
 node as its free resources allow (chunks of one job may share a node), and succeed only if every chunk is placed.

@@ -1,4 +1,4 @@
-"""The CP stage of paper 001's CPH dispatcher (reference spec §2.3), on OR-Tools CP-SAT.
+"""The CP stage of paper 001's CPH dispatcher (paper 001 §4; docs/dispatch.md), on OR-Tools CP-SAT.
 
 At each scheduling event CPH plans the queue on a *relaxed* machine — one pool per resource type holding the
 system total — and starts now only the jobs the plan puts at offset 0 (the allocation stage, done by the
@@ -9,12 +9,13 @@ modelled durations; the running jobs are fixed intervals [0, remaining); one cum
 minimise Σ_j w_j·(start_j + now − queued_j) with w_j = ⌊max_ewt·10⁵/ewt_j⌋ ("head") or ⌊max_ewt/ewt_j⌋ ("2017"),
 max_ewt over every queued job. Only the first ``max_jobs`` jobs in PRB order are modelled; the rest are postponed.
 
-The spec's custom "schedule-or-postpone" (SetTimes) search has no CP-SAT counterpart. As the spec allows, CP-SAT's
-own search replaces it: the PRB greedy plan (serial schedule generation in PRB order) is the solution hint, and with
-one worker the search is CP-SAT's fixed search on the starts — smallest earliest start first, ties always in PRB
-order, left branch start = EST — which is the SetTimes left branch without the postponement (the right branch is
-start > EST). On 100-job Eurora-like queues it improves on the greedy plan far more within 1 s than CP-SAT's
-default single-worker search. The greedy plan is also the answer when the solver finds nothing better.
+The paper's "custom search strategy guided by a branching heuristic using the scheduling policy of PRB" (a
+schedule-or-postpone, SetTimes, search) has no CP-SAT counterpart. CP-SAT's own search replaces it: the PRB greedy
+plan (serial schedule generation in PRB order) is the solution hint, and with one worker the search is CP-SAT's
+fixed search on the starts — smallest earliest start first, ties always in PRB order, left branch start = EST —
+which is the SetTimes left branch without the postponement (the right branch is start > EST). On 100-job Eurora-like
+queues it improves on the greedy plan far more within 1 s than CP-SAT's default single-worker search. The greedy
+plan is also the answer when the solver finds nothing better.
 
 The wall-clock limit is doubled from ``time_limit_s`` while no solution is found (cap ``max_time_s``), as in the
 original; ``deterministic_time`` replaces it with one reproducible CP-SAT deterministic budget (for tests).

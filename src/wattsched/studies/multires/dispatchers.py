@@ -1,4 +1,4 @@
-"""Dispatchers for multi-resource machines (paper 001, reference spec §2.3): FIFO, SJF, LJF, EBF (EASY
+"""Dispatchers for multi-resource machines (paper 001 §4; docs/dispatch.md): FIFO, SJF, LJF, EBF (EASY
 backfilling, AccaSim-2017 flavour), classic EASY, PRB and CPH.
 
 A dispatcher sees a :class:`ClusterView` — declared job attributes, the runtime **estimates** (never the true

@@ -1,5 +1,5 @@
-"""Event-driven simulation of a multi-resource machine whose nodes several jobs share (paper 001; reference spec
-§2.3), for the dispatchers of :mod:`wattsched.studies.multires.dispatchers`.
+"""Event-driven simulation of a multi-resource machine whose nodes several jobs share (paper 001 §4;
+docs/dispatch.md), for the dispatchers of :mod:`wattsched.studies.multires.dispatchers`.
 
 At each instant the engine applies the completions, then the submissions (each new job gets its runtime
 estimate, from a column or an online predictor fed with the completions so far), then runs the dispatcher once

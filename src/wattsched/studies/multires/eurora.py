@@ -1,4 +1,4 @@
-"""The Eurora machine (CINECA, 2014) as a :class:`NodePool` (paper 001, reference spec §2.3).
+"""The Eurora machine (CINECA, 2014) as a :class:`NodePool` (paper 001 §2; docs/dispatch.md).
 
 Eurora's node and queue tables are facts of the machine, so the preset ships them as package data
 (``platforms/eurora.toml``, a ``multires`` platform file: docs/platforms.md) and works without the data directory;
@@ -9,8 +9,8 @@ Units: node memory is in KiB, the unit the Eurora job traces use for their per-n
 "bytes", but 33,554,432 bytes would be 32 MB; as KiB it is 32 GiB, and the traces' 14,680,064 KiB chunks match their
 "14" GB requests). Node ids are the config's 0-based ones; the job traces number the same nodes 1–64.
 
-Expected waiting times per queue ([AMBIG-1.5]): unpublished for Eurora. ``ewt="constant"`` (the spec's
-recommendation) gives every queue ``default_ewt`` (1800 s, AccaSim's default); ``"queues-file"`` uses the queue
+Expected waiting times per queue ([AMBIG-1.5]): unpublished for Eurora. ``ewt="constant"`` (the default,
+docs/decisions.md) gives every queue ``default_ewt`` (1800 s, AccaSim's default); ``"queues-file"`` uses the queue
 table's maximum waits; a dict is used as given. ``NodePool.queues`` also holds the key ``"default"`` (AccaSim's
 convention): :func:`queue_ewt` gives it to queues the table does not name (the traces' queue ``R`` is one).
 """

@@ -1,5 +1,5 @@
 """Paper 001's experiment as a campaign of kind ``dispatch``: dispatchers × runtime estimates over workload
-instances on a multi-resource machine (the paper's §4; run by ``wattsched campaign run``).
+instances on a multi-resource machine (paper 001 §5; docs/dispatch.md; run by ``wattsched campaign run``).
 
 ```toml
 kind = "dispatch"

@@ -1,5 +1,5 @@
-"""Metrics of paper 001's dispatcher comparison (reference spec §2.4): per-job slowdown, job classes by duration,
-and the number of queued jobs at every second.
+"""Metrics of paper 001's dispatcher comparison (§5.2; docs/dispatch.md): per-job slowdown, job classes by
+duration, and the number of queued jobs at every second.
 
 - **slowdown** = (wait + p) / p with p the job's run time, floored at ``floor`` seconds (default 1 s) so that the
   many zero-second Eurora jobs have a finite slowdown (a job that did not wait has slowdown 1 either way);

@@ -1,4 +1,4 @@
-"""Multi-resource nodes (paper 001, reference spec §2.3): each node has a vector of resources (cores, GPUs, MICs,
+"""Multi-resource nodes (paper 001 §4; docs/dispatch.md): each node has a vector of resources (cores, GPUs, MICs,
 memory) that several jobs may share. A job asks for ``chunks`` × a per-chunk vector (PBS ``select`` semantics);
 chunks of one job may share a node.
 

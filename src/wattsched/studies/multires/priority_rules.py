@@ -1,4 +1,4 @@
-"""The PRB priority rule of paper 001 (reference spec §2.3), shared by the PRB dispatcher and CPH's job selection.
+"""The PRB priority rule of paper 001 (§4; docs/dispatch.md), shared by the PRB dispatcher and CPH's job selection.
 
 A queued job's urgency is ``max_ewt · qtime / ewt`` with ``qtime = now − queued + 1`` (s) and ``ewt`` its queue's
 expected waiting time, ``max_ewt`` the largest ewt among the jobs queued now: jobs of short-wait queues, and jobs

@@ -103,7 +103,7 @@ class ConfigTable:
     def fastest(self, power_bound: float, node_bound: int | None = None) -> int | None:
         """Index of the fastest config with power ≤ ``power_bound`` (and nodes ≤ ``node_bound``), or None.
 
-        Ties go to fewer nodes, then less power, then the earlier row — the spec's rule for Naive — so that every
+        Ties go to fewer nodes, then less power, then the earlier row — our rule for Naive — so that every
         policy using the table decides the same way. Two binary searches over pre-computed prefix argmins: O(log K).
         """
         if math.isnan(power_bound):

@@ -1,12 +1,12 @@
 """Simulation of an overprovisioned cluster under a global power bound with paper 004's RMAP policies
-(reference spec §5; policies in :mod:`wattsched.studies.rmap.policies`).
+(paper 004; docs/rmap.md; policies in :mod:`wattsched.studies.rmap.policies`).
 
 Events are submissions and completions; at each instant the policy's pass
 (:func:`~wattsched.studies.rmap.policies.easy_pass`) walks the queue once in FIFO order with EASY backfilling in
 nodes and power, and the engine starts the jobs it chose. A started job runs its configuration's **measured**
 time and draws its measured power; the policy plans with its own data (measured or model-predicted), and the
 power it allocates is its data's power for the configuration. A job's deadline is ``max(t_req, actual time)``
-(spec §5.2), so no job is killed; its planned end, used by reservations, is ``start + max(t_req, planned time)``.
+(paper 004 §3.4.2), so no job is killed; its planned end, used by reservations, is ``start + max(t_req, planned time)``.
 
 Per job: start, end, configuration (nodes, cores per node, cap), allocated power (policy data), actual power,
 wait and turnaround, its fair-share bound and ``started_by`` (``power-aware`` when Adaptive started it below its

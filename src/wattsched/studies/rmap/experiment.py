@@ -1,5 +1,5 @@
-"""Paper 004's experiment (the paper's §5): four 30-job traces × five global power bounds × the RMAP policies,
-with the oracle and the model as configuration data, and the equivalents of Figs. 8–15.
+"""Paper 004's experiment (paper 004 §6–§7; docs/rmap.md): four 30-job traces × five global power bounds × the
+RMAP policies, with the oracle and the model as configuration data, and the equivalents of Figs. 8–15.
 
 As a campaign of kind ``rmap`` (:class:`RMAPSpec`, :class:`RMAPExperiment`; ``wattsched campaign run`` or its
 alias ``wattsched rmap grid``), the oracle data are drawn (or read) and the model fitted once, when the campaign

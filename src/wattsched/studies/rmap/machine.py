@@ -1,4 +1,4 @@
-"""Paper 004 (RMAP, reference spec §5): the Cab machine, its configuration data and the configuration model.
+"""Paper 004 (RMAP; docs/rmap.md): the Cab machine, its configuration data and the configuration model.
 
 RMAP's policies pick a *configuration* (n × c, p) — n nodes, c cores per node, a package power cap p per socket — for
 each job from a pre-computed table of (time, total package power) per configuration and application (the paper's

@@ -1,4 +1,4 @@
-"""Paper 004's RMAP policies on an overprovisioned cluster under a global power bound (reference spec §5.3).
+"""Paper 004's RMAP policies on an overprovisioned cluster under a global power bound (paper 004 §3.4; docs/rmap.md).
 
 A job asks for ``n_req`` nodes and ``t_req`` seconds; the policy picks a *configuration* (nodes × cores per node,
 socket power cap) from the job's application table (:class:`~wattsched.studies.rmap.machine.ConfigTable`, measured or

@@ -1,4 +1,4 @@
-"""Paper 004's job traces (reference spec §5.4, [AMBIG-4.2], [AMBIG-4.5]): 30 jobs each, Poisson arrivals,
+"""Paper 004's job traces (paper 004 §6, [AMBIG-4.2], [AMBIG-4.5]; docs/rmap.md): 30 jobs each, Poisson arrivals,
 drawn from the configuration data — the app uniformly, ``n_req`` uniformly among the node counts of the table
 within the trace's range:
 
@@ -8,7 +8,7 @@ within the trace's range:
 ``t_req`` is the measured time of the packed configuration ``(n_req × 16, 115 W)`` rounded up to a 10-s grid,
 times an optional overestimate factor drawn uniformly in ``[1, 1 + overestimate]`` (the paper: users overestimate
 by up to 20%; default 0). The arrival rate is "sparse" ([AMBIG-4.5]): the mean inter-arrival time equals
-``arrival_scale`` × the mean ``t_req`` (default 1, the spec's example; larger is sparser).
+``arrival_scale`` × the mean ``t_req`` (default 1, [AMBIG-4.5]; larger is sparser).
 """
 
 from __future__ import annotations

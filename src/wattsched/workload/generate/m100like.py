@@ -1,7 +1,7 @@
 """Synthetic Marconi100-like workload with per-job power profiles (PM100-calibrated).
 
 No per-job power data is available offline, so every power test, benchmark and demo runs on this model. It is
-calibrated on the published PM100 facts (``shared/spec/pm100-facts.md``): 980 nodes; ≈ 72 % single-node jobs,
+calibrated on the published PM100 facts (paper 003 §4; docs/m100like.md): 980 nodes; ≈ 72 % single-node jobs,
 node counts 1–256 clustered on 1, 2, 4, 8, 16, …; run-time median ≈ 190 s with a heavy tail up to the 24 h limit
 (mean ≈ 280 samples of 20 s per job, i.e. ≈ 65 M samples for 231 k jobs); job states COMPLETED 78 % / FAILED 12.9 %
 / CANCELLED 4.9 % / TIMEOUT 3.8 % / OUT_OF_MEMORY 0.4 % / NODE_FAIL 0.1 %; ≈ 480 users; median power ≈ 700 W per
@@ -70,7 +70,7 @@ Outputs. Per-node series are generated internally, sample-major, in job chunks (
 * ``power_profile`` (List(Float32)) — job power summed over its nodes at each sample (like PM100's
   node_power_consumption); len = ceil(runtime / sample_period); empty for runtime 0.
 * ``power_mean`` / ``power_max`` / ``power_std`` — per-node statistics over the concatenation of all per-node
-  samples (reference-spec §1.2; std with ddof = 0). power_mean is computed from the stored profile, so
+  samples (as PM100's; std with ddof = 0). power_mean is computed from the stored profile, so
   mean(power_profile) / size == power_mean; null for runtime-0 jobs.
 * ``energy`` (J, whole job) — sample-and-hold integral of the profile over [0, runtime]: each sample holds for
   sample_period, the last one only until runtime: Σ_s P_s · min(period, runtime − s · period). 0 for runtime 0.
