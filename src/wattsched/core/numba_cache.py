@@ -23,13 +23,11 @@ def configure() -> None:
         return
     import numba  # heavy (≈0.3 s), not imported at all when NUMBA_CACHE_DIR is set
 
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        source = path.read_bytes()
-        if b"numba" in source:
-            digest.update(path.relative_to(package).as_posix().encode())
-            digest.update(source)
+    for path in numba_sources(package):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wattsched" / "numba"
     target = root / digest.hexdigest()[:16]
     try:
@@ -40,6 +38,12 @@ def configure() -> None:
         return  # unwritable home: numba falls back to __pycache__ next to the sources
     # numba.config creates its settings with globals() at import, so no type checker sees CACHE_DIR
     numba.config.CACHE_DIR = str(target)  # type: ignore[attr-defined]
+
+
+def numba_sources(package: Path) -> list[Path]:
+    """The package's modules that use numba, across the whole package (not this module's folder alone): the
+    cache key must change when any jitted function changes."""
+    return [path for path in sorted(package.rglob("*.py")) if b"numba" in path.read_bytes()]
 
 
 def _prune(root: Path, keep: Path) -> None:
