@@ -14,4 +14,3 @@ def test_populated_empty_is_a_writable_array(n, dtype) -> None:
     assert a.shape == (n,) and a.dtype == np.dtype(dtype) and a.flags.writeable
     a[:] = 7
     assert int(a.sum()) == 7 * n
-
