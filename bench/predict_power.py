@@ -67,11 +67,10 @@ def main() -> None:
     args = parser.parse_args()
 
     from wattsched.predict.online import completion_times, predict_online
-    from wattsched.predict.power_history import HistoryPowerPredictor
+    from wattsched.predict.power_history import GlobalMeanPowerPredictor, HistoryPowerPredictor
     from wattsched.predict.power_ml import (
         DEFAULT_BASE_PARAMS,
         DEFAULT_GRIDS,
-        GlobalMeanPowerPredictor,
         MLPowerConfig,
         WeeklyMLPowerPredictor,
         mae_summary,

@@ -249,7 +249,7 @@ def test_engine_invariants(jobs, name, estimate) -> None:
 def test_rules_predictions_in_simulation_follow_the_simulated_completions() -> None:
     from wattsched.core.schema import sort_queue_order
     from wattsched.predict.online import predict_online
-    from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.predict.registry import make_runtime_predictor
 
     rng = np.random.default_rng(3)
     rows = []

@@ -21,10 +21,9 @@ from sklearn.utils.estimator_checks import (
 )
 
 from wattsched.predict.online import completion_times, predict_online
-from wattsched.predict.power_history import HistoryConfig, history_sweep
+from wattsched.predict.power_history import GlobalMeanPowerPredictor, HistoryConfig, history_sweep
 from wattsched.predict.power_ml import (
     FEATURE_NAMES,
-    GlobalMeanPowerPredictor,
     MLPowerConfig,
     RFECVGridRegressor,
     WeeklyMLPowerPredictor,

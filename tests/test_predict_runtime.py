@@ -16,14 +16,13 @@ from polars.testing import assert_frame_equal
 from conftest import require_data
 from wattsched.core.schema import sort_queue_order
 from wattsched.predict.online import completion_times, predict_online
+from wattsched.predict.registry import RUNTIME_PREDICTORS, make_runtime_predictor
 from wattsched.predict.runtime import (
     RULE_OUTPUT,
     RUNTIME_OUTPUT,
-    RUNTIME_PREDICTORS,
     OraclePredictor,
     RuleCascadePredictor,
     WalltimePredictor,
-    make_runtime_predictor,
     predict_runtime,
 )
 

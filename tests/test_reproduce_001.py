@@ -87,7 +87,7 @@ def test_predicates_follow_the_stated_criteria() -> None:
 
 
 def test_warm_start_knows_only_jobs_that_ended_before_the_instance_starts() -> None:
-    from wattsched.predict.runtime import make_runtime_predictor
+    from wattsched.predict.registry import make_runtime_predictor
     from wattsched.studies.multires.experiment import WarmStart, _history
     from wattsched.workload.eurora import read_eurora
 

@@ -22,9 +22,10 @@ Predictors (online: each learns only from the jobs finished before a submission)
     power: :class:`HistoryPowerPredictor` (:class:`HistoryConfig`), :class:`WeeklyMLPowerPredictor`
     (:class:`MLPowerConfig`), :class:`GlobalMeanPowerPredictor`; runtime: :class:`WalltimePredictor`,
     :class:`LastTwoPredictor`, :class:`RuleCascadePredictor`, :class:`OraclePredictor`; by name:
-    :func:`make_power_predictor`, :func:`make_runtime_predictor`; evaluated over a workload:
-    :func:`run_power_prediction`, :func:`run_runtime_prediction`. :class:`OnlinePredictor` is the protocol,
-    :class:`PredictorBase` a base class with the optional members' defaults.
+    :func:`make_power_predictor`, :func:`make_runtime_predictor` (the registry: ``wattsched predict list``);
+    evaluated over a workload: :func:`run_power_prediction`, :func:`run_runtime_prediction`.
+    :class:`OnlinePredictor` is the protocol, :class:`PredictorBase` a base class with the optional members'
+    defaults.
 Campaigns (grids of runs of any kind, resumable, here, on local processes or on Dask)
     :func:`load_experiment` reads a campaign file of any kind (power, queue, dispatch, eamc, rmap) and
     :func:`parse_experiment` its data, into an :class:`Experiment`; :func:`run_experiment` runs what is not done yet
@@ -73,13 +74,13 @@ _EXPORTS: dict[str, str] = {
     "HistoryPowerPredictor": "wattsched.predict.power_history",
     "MLPowerConfig": "wattsched.predict.power_ml",
     "WeeklyMLPowerPredictor": "wattsched.predict.power_ml",
-    "GlobalMeanPowerPredictor": "wattsched.predict.power_ml",
+    "GlobalMeanPowerPredictor": "wattsched.predict.power_history",
     "WalltimePredictor": "wattsched.predict.runtime",
     "LastTwoPredictor": "wattsched.predict.runtime",
     "RuleCascadePredictor": "wattsched.predict.runtime",
     "OraclePredictor": "wattsched.predict.runtime",
-    "make_power_predictor": "wattsched.predict.run",
-    "make_runtime_predictor": "wattsched.predict.run",
+    "make_power_predictor": "wattsched.predict.registry",
+    "make_runtime_predictor": "wattsched.predict.registry",
     "run_power_prediction": "wattsched.predict.run",
     "run_runtime_prediction": "wattsched.predict.run",
     "Experiment": "wattsched.core.experiment",
@@ -147,14 +148,10 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.engine.simulate import SimulationError, SimulationResult, simulate
     from wattsched.power.platform import Platform, PowerCapSchedule, load_platform
     from wattsched.power.run import PowerSetup
-    from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
-    from wattsched.predict.power_ml import GlobalMeanPowerPredictor, MLPowerConfig, WeeklyMLPowerPredictor
-    from wattsched.predict.run import (
-        make_power_predictor,
-        make_runtime_predictor,
-        run_power_prediction,
-        run_runtime_prediction,
-    )
+    from wattsched.predict.power_history import GlobalMeanPowerPredictor, HistoryConfig, HistoryPowerPredictor
+    from wattsched.predict.power_ml import MLPowerConfig, WeeklyMLPowerPredictor
+    from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
+    from wattsched.predict.run import run_power_prediction, run_runtime_prediction
     from wattsched.predict.runtime import LastTwoPredictor, OraclePredictor, RuleCascadePredictor, WalltimePredictor
     from wattsched.workload.load import load_workload
     from wattsched.workload.save import save_workload

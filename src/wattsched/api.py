@@ -29,7 +29,7 @@ from wattsched.power.run import (
 )
 from wattsched.predict.online import CombinedPredictor
 from wattsched.predict.power_history import HistoryConfig
-from wattsched.predict.run import make_power_predictor, make_runtime_predictor
+from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
 from wattsched.workload.load import load_workload
 
 __all__ = ["OUTPUT_FORMATS", "RunOutput", "resolve_machine_size", "run_policy", "workload_window", "write_run"]
@@ -100,7 +100,7 @@ def run_policy(
     """Read (or take) a workload, simulate ``policy`` and summarise the schedule; with ``power``, under a power
     check and cap, adding the actual power timeline and the power metrics.
 
-    ``online_power`` / ``online_runtime`` name predictors (``wattsched.predict.run``) that run inside the
+    ``online_power`` / ``online_runtime`` name predictors (``wattsched.predict.registry``) that run inside the
     simulation: they learn from the simulated completions and estimate each job at its submission (the power
     one replaces ``power.source``; the runtime one ``runtime_estimate``). Their predictions are added to the
     per-job table. ``predictor_options`` go to the predictors' factories (``{"power": {...}, "runtime": {...}}``).

@@ -48,7 +48,7 @@ from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.policies.registry import POLICIES
 from wattsched.power.run import POWER_SOURCES
-from wattsched.predict.run import POWER_METHODS
+from wattsched.predict.registry import POWER_PREDICTORS
 
 
 class GenerateSpec(StrictModel):
@@ -179,8 +179,8 @@ class PredictionSpec(StrictModel):
     @field_validator("method")
     @classmethod
     def _method(cls, v: str) -> str:
-        if v not in POWER_METHODS:
-            raise ValueError(f"unknown power prediction method {v!r}; choose from {POWER_METHODS}")
+        if v not in POWER_PREDICTORS:
+            raise ValueError(f"unknown power prediction method {v!r}; choose from {POWER_PREDICTORS}")
         return v
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from wattsched.cli.common import console, err, fail
 from wattsched.core.schema import ReadResult, WorkloadError
+from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
 
 if TYPE_CHECKING:
     from wattsched.predict.run import PredictionRun
@@ -91,11 +92,24 @@ def _error_table(title: str, unit: str) -> Table:
     return table
 
 
+@app.command("list")
+def list_predictors() -> None:
+    """List the online predictors: name, kind, whether it needs scikit-learn, what it predicts from."""
+    table = Table(title="predictors")
+    for col in ("name", "kind", "scikit-learn", "description"):
+        table.add_column(col)
+    for p in PREDICTORS.values():
+        table.add_row(p.name, p.kind, "yes" if p.needs_sklearn else "no", p.description)
+    console.print(table)
+
+
 @app.command("power")
 def predict_power_cmd(
     workload: Annotated[Path, typer.Option(help="Workload with measured per-node power (parquet, csv, PM100).")],
     output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with pred_power_* columns.")],
-    method: Annotated[str, typer.Option(help="history, ml-linear, ml-forest, ml-svr or ml-sgd.")] = "history",
+    method: Annotated[
+        str, typer.Option(help=f"{', '.join(POWER_PREDICTORS)} (see `wattsched predict list`).")
+    ] = "history",
     completion: CompletionOption = "auto",
     machine_size: Annotated[int | None, typer.Option(help="Machine size for an EASY replay.")] = None,
     platform: Annotated[
@@ -168,7 +182,9 @@ def predict_power_cmd(
 def predict_runtime_cmd(
     workload: Annotated[Path, typer.Option(help="Workload (SWF, parquet, csv, PM100).")],
     output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with a pred_runtime column.")],
-    method: Annotated[str, typer.Option(help="walltime, last2, rules, or oracle (the truth, a baseline).")] = "rules",
+    method: Annotated[
+        str, typer.Option(help=f"{', '.join(RUNTIME_PREDICTORS)} (see `wattsched predict list`).")
+    ] = "rules",
     completion: CompletionOption = "auto",
     machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")] = None,
     min_prefix: Annotated[int, typer.Option(help="rules: shortest name prefix that counts as similar.")] = 1,

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, fail, parse_window, progress_bar
 from wattsched.core.schema import WorkloadError
+from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
 if TYPE_CHECKING:
     from wattsched.power.run import PowerSetup
@@ -69,14 +70,14 @@ def simulate(
     online_power: Annotated[
         str | None,
         typer.Option(
-            help="Predict power inside the simulation, learning from simulated completions: history, "
-            "ml-linear, ml-forest, ml-svr or ml-sgd (replaces --power-source)."
+            help="Predict power inside the simulation, learning from simulated completions: "
+            f"{', '.join(POWER_PREDICTORS)} (replaces --power-source)."
         ),
     ] = None,
     online_runtime: Annotated[
         str | None,
         typer.Option(
-            help="Predict runtimes inside the simulation: last2, rules, walltime or oracle "
+            help=f"Predict runtimes inside the simulation: {', '.join(RUNTIME_PREDICTORS)} "
             "(replaces --runtime-estimate)."
         ),
     ] = None,

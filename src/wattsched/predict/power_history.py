@@ -398,3 +398,42 @@ class HistoryPowerPredictor:
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         frame = history_sweep(jobs, completion, self.cfg)
         return frame.select(self.outputs)
+
+
+class GlobalMeanPowerPredictor:
+    """Baseline: the mean of each metric over every job finished so far, all users (``OnlinePredictor``).
+
+    It is the history predictor's own fallback, so it shares its conventions (σ from multi-sample jobs only,
+    ``fallback_watts`` before any completion); ``has_user_history`` is the history predictor's flag, so that both
+    can be scored over the same jobs.
+    """
+
+    name = "global-mean"
+    outputs: tuple[str, ...] = OUTPUTS
+
+    def __init__(self, cfg: HistoryConfig | None = None) -> None:
+        self.cfg = cfg or HistoryConfig()
+        self._pooled = HistoryPowerPredictor(self.cfg)
+        self._users = HistoryPowerPredictor(self.cfg)
+
+    @staticmethod
+    def _anonymous(jobs: pl.DataFrame) -> pl.DataFrame:
+        return jobs.drop("user_id", strict=False)
+
+    def bind(self, jobs: pl.DataFrame) -> None:
+        self._pooled.bind(self._anonymous(jobs))
+        self._users.bind(jobs)
+
+    def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
+        self._pooled.observe(rows, end_times)
+        self._users.observe(rows, end_times)
+
+    def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
+        out = self._pooled.predict(rows, now)
+        out["has_user_history"] = self._users.predict(rows, now)["has_user_history"]
+        return out
+
+    def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
+        pooled = history_sweep(self._anonymous(jobs), completion, self.cfg).select(OUTPUTS[:3])
+        flag = history_sweep(jobs, completion, self.cfg)["has_user_history"]
+        return pooled.with_columns(flag)

@@ -62,6 +62,7 @@ from wattsched.predict.power_history import (
     _inputs,
     history_sweep,
 )
+from wattsched.predict.registry import POWER_PREDICTORS, make_power_predictor
 
 __all__ = [
     "DEFAULT_BASE_PARAMS",
@@ -70,7 +71,6 @@ __all__ = [
     "METHODS",
     "ML_MODELS",
     "PM100_T0",
-    "GlobalMeanPowerPredictor",
     "MLPowerConfig",
     "RFECVGridRegressor",
     "WeeklyMLPowerPredictor",
@@ -102,8 +102,8 @@ DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
 #: Constructor arguments of the estimator RFECV ranks features with (and the grid starts from): scikit-learn's
 #: defaults, except the forest's size, set to the grid's smallest so that feature elimination stays affordable.
 DEFAULT_BASE_PARAMS: dict[str, dict[str, Any]] = {"ml-forest": {"n_estimators": 50}}
-#: ``predict_power`` methods: the two baselines and the four weekly ML models.
-METHODS = ("global-mean", "history", *ML_MODELS)
+#: ``predict_power`` methods: every power predictor of the registry (the two baselines and the weekly ML models).
+METHODS = POWER_PREDICTORS
 
 
 # ------------------------------------------------------------------------------------------------ estimator
@@ -563,45 +563,6 @@ class WeeklyMLPowerPredictor:
         return result
 
 
-class GlobalMeanPowerPredictor:
-    """Baseline: the mean of each metric over every job finished so far, all users (``OnlinePredictor``).
-
-    It is the history predictor's own fallback, so it shares its conventions (σ from multi-sample jobs only,
-    ``fallback_watts`` before any completion); ``has_user_history`` is the history predictor's flag, so that both
-    can be scored over the same jobs.
-    """
-
-    name = "global-mean"
-    outputs: tuple[str, ...] = OUTPUTS
-
-    def __init__(self, cfg: HistoryConfig | None = None) -> None:
-        self.cfg = cfg or HistoryConfig()
-        self._pooled = HistoryPowerPredictor(self.cfg)
-        self._users = HistoryPowerPredictor(self.cfg)
-
-    @staticmethod
-    def _anonymous(jobs: pl.DataFrame) -> pl.DataFrame:
-        return jobs.drop("user_id", strict=False)
-
-    def bind(self, jobs: pl.DataFrame) -> None:
-        self._pooled.bind(self._anonymous(jobs))
-        self._users.bind(jobs)
-
-    def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
-        self._pooled.observe(rows, end_times)
-        self._users.observe(rows, end_times)
-
-    def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
-        out = self._pooled.predict(rows, now)
-        out["has_user_history"] = self._users.predict(rows, now)["has_user_history"]
-        return out
-
-    def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
-        pooled = history_sweep(self._anonymous(jobs), completion, self.cfg).select(OUTPUTS[:3])
-        flag = history_sweep(jobs, completion, self.cfg)["has_user_history"]
-        return pooled.with_columns(flag)
-
-
 # ------------------------------------------------------------------------------------------------ conveniences
 
 
@@ -629,13 +590,10 @@ def predict_power(
     completion = np.asarray(completion, dtype=np.float64)
     if completion.shape != (jobs.height,):
         raise ValueError(f"completion times must align with the {jobs.height} jobs, got shape {completion.shape}")
-    predictor: Any
-    if method == "history":
-        predictor = HistoryPowerPredictor(HistoryConfig(**options))
-    elif method == "global-mean":
-        predictor = GlobalMeanPowerPredictor(HistoryConfig(**options))
+    if method in ML_MODELS:
+        predictor = make_power_predictor(method, **options)  # MLPowerConfig fields, ``history`` among them
     else:
-        predictor = WeeklyMLPowerPredictor(method, MLPowerConfig(**options))
+        predictor = make_power_predictor(method, history=HistoryConfig(**options))
     order = jobs.with_row_index("_row").sort(["submit_time", "job_id"], maintain_order=True)["_row"].to_numpy()
     if np.array_equal(order, np.arange(jobs.height)):
         return predict_online(predictor, jobs, completion, use_sweep=use_sweep)

@@ -13,16 +13,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.core.predictor import OnlinePredictor, PredictorBase
+from wattsched.core.predictor import PredictorBase
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import ReadResult
-from wattsched.predict import runtime
 from wattsched.predict.evaluate import evaluate_power, evaluate_runtime, per_user_mae
 from wattsched.predict.online import completion_times, predict_online, prepare
-from wattsched.predict.power_history import HistoryConfig, HistoryPowerPredictor
-
-POWER_METHODS = ("history", "ml-linear", "ml-forest", "ml-svr", "ml-sgd")
-RUNTIME_METHODS = ("walltime", "oracle", "last2", "rules")
+from wattsched.predict.power_history import GlobalMeanPowerPredictor, HistoryConfig
+from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
 
 
 @dataclass
@@ -35,27 +32,6 @@ class PredictionRun:
     completion: str
     per_user_mae: dict[str, np.ndarray] = field(default_factory=dict)  # for the box plots
     info: dict[str, Any] = field(default_factory=dict)  # e.g. the ML models chosen each week
-
-
-def make_power_predictor(method: str, *, history: HistoryConfig | None = None, **options: Any) -> OnlinePredictor:
-    """A power predictor by name: ``history`` (Eq. 1–3) or one of the weekly ML models (``ml-*``)."""
-    if method == "history":
-        if options:
-            raise ValueError(f"the history predictor takes no options {sorted(options)}")
-        return HistoryPowerPredictor(history)
-    if method in POWER_METHODS:
-        from wattsched.predict.power_ml import MLPowerConfig, WeeklyMLPowerPredictor  # scikit-learn: only when used
-
-        cfg = MLPowerConfig(history=history or HistoryConfig(), **options)
-        return WeeklyMLPowerPredictor(method, cfg)
-    raise ValueError(f"unknown power prediction method {method!r}; choose from {', '.join(POWER_METHODS)}")
-
-
-def make_runtime_predictor(method: str, **options: Any) -> OnlinePredictor:
-    """A runtime predictor by name: ``walltime``, ``oracle`` (the truth, a baseline), ``last2`` or ``rules``."""
-    if method not in RUNTIME_METHODS:
-        raise ValueError(f"unknown runtime prediction method {method!r}; choose from {', '.join(RUNTIME_METHODS)}")
-    return runtime.make_runtime_predictor(method, **options)
 
 
 def _with(jobs: pl.DataFrame, predictions: pl.DataFrame) -> pl.DataFrame:
@@ -80,13 +56,11 @@ def run_power_prediction(
     next to the global-mean baseline (the mean over every job completed so far, all users)."""
     jobs = prepare(read.jobs)
     done, where = _completion(read, jobs, completion, machine_size)
-    if method != "history" and "clock_offset" not in options and read.provenance.header.get("clock_offset"):
+    if method.startswith("ml-") and "clock_offset" not in options and read.provenance.header.get("clock_offset"):
         options["clock_offset"] = float(read.provenance.header["clock_offset"])  # hour of day of submit 0
     predictor = make_power_predictor(method, history=history, **options)
     predictions = predict_online(predictor, jobs, done)
     cfg = history or HistoryConfig()
-    from wattsched.predict.power_ml import GlobalMeanPowerPredictor  # scikit-learn: only when used
-
     baseline = predict_online(GlobalMeanPowerPredictor(cfg), jobs, done)
     report = {
         "method": method,

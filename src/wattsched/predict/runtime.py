@@ -36,14 +36,13 @@ entry matching all resources but one: none can match all of them, or rule 1 (res
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from wattsched.core.predictor import OnlinePredictor
 from wattsched.predict.online import completion_times, predict_online
+from wattsched.predict.registry import make_runtime_predictor
 
 RUNTIME_OUTPUT = "pred_runtime"
 RULE_OUTPUT = "pred_runtime_rule"
@@ -430,24 +429,6 @@ class RuleCascadePredictor:
         )
 
 
-#: Runtime predictors by name.
-RUNTIME_PREDICTORS: dict[str, Callable[..., OnlinePredictor]] = {
-    "walltime": WalltimePredictor,
-    "oracle": OraclePredictor,
-    "last2": LastTwoPredictor,
-    "rules": RuleCascadePredictor,
-}
-
-
-def make_runtime_predictor(method: str, **options: Any) -> OnlinePredictor:
-    """A fresh predictor from :data:`RUNTIME_PREDICTORS` (``options`` go to its constructor)."""
-    try:
-        factory = RUNTIME_PREDICTORS[method]
-    except KeyError:
-        raise ValueError(f"unknown runtime predictor {method!r}; choose from {sorted(RUNTIME_PREDICTORS)}") from None
-    return factory(**options)
-
-
 def predict_runtime(
     jobs: pl.DataFrame,
     method: str,
@@ -463,7 +444,7 @@ def predict_runtime(
     ``completion`` is an array of completion times aligned with ``jobs``, or a source for
     :func:`~wattsched.predict.online.completion_times` (``machine_size`` is then needed by ``replay``).
     """
-    predictor = make_runtime_predictor(method, **options)
+    predictor = make_runtime_predictor(method, **options)  # by name, from the registry
     if isinstance(completion, str):
         completion, _ = completion_times(jobs, completion, machine_size=machine_size)
     return predict_online(predictor, jobs, completion, use_sweep=use_sweep)

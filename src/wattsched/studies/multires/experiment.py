@@ -36,7 +36,7 @@ from pydantic import Field, field_validator
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.spec import StrictModel
 from wattsched.core.store import CampaignError, atomic_parquet, run_id, write_result
-from wattsched.predict.runtime import make_runtime_predictor
+from wattsched.predict.registry import make_runtime_predictor
 from wattsched.studies.multires.cph import CPHOptions
 from wattsched.studies.multires.dispatchers import DISPATCHERS, make_dispatcher
 from wattsched.studies.multires.engine import simulate_multires
