@@ -339,26 +339,26 @@ class HistoryPowerPredictor:
         self.outputs: tuple[str, ...] = OUTPUTS + (FEATURES if features else ())
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._users, n_users, self._vals, self._multi = _inputs(jobs, self.cfg)
+        self.users_, n_users, self.vals_, self.multi_ = _inputs(jobs, self.cfg)
         n = jobs.height
-        self._state = _State(n, n_users, self.cfg)
-        self._completion = np.full(n, np.nan)
-        self._out = np.empty((n, 3))
-        self._feats = np.empty((n, 6))
-        self._has = np.zeros(n, dtype=np.bool_)
-        self._origin = float(jobs["submit_time"][0]) if n else 0.0
+        self.state_ = _State(n, n_users, self.cfg)
+        self.completion_ = np.full(n, np.nan)
+        self.out_ = np.empty((n, 3))
+        self.feats_ = np.empty((n, 6))
+        self.has_ = np.zeros(n, dtype=np.bool_)
+        self.origin_ = float(jobs["submit_time"][0]) if n else 0.0
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
         rows = np.asarray(rows, dtype=np.int64)
         ends = np.asarray(end_times, dtype=np.float64)
-        self._completion[rows] = ends
-        s = self._state
+        self.completion_[rows] = ends
+        s = self.state_
         _observe_many(
             rows,
             ends,
-            self._users,
-            self._vals,
-            self._multi,
+            self.users_,
+            self.vals_,
+            self.multi_,
             s.user,
             s.powers,
             s.nxt,
@@ -366,33 +366,33 @@ class HistoryPowerPredictor:
             float(self.cfg.alpha),
             float(self.cfg.eps),
             self.cfg.window is not None,
-            self._origin,
+            self.origin_,
         )
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
         rows = np.asarray(rows, dtype=np.int64)
-        s = self._state
+        s = self.state_
         _predict_many(
             rows,
             float(now),
-            self._users,
-            self._completion,
-            self._vals,
+            self.users_,
+            self.completion_,
+            self.vals_,
             s.user,
             s.powers,
             s.nxt,
             s.glob,
             float(self.cfg.window or 0.0),
             float(self.cfg.fallback_watts),
-            self._origin,
-            self._out,
-            self._feats,
-            self._has,
+            self.origin_,
+            self.out_,
+            self.feats_,
+            self.has_,
         )
-        result = {name: self._out[rows, m] for m, name in enumerate(OUTPUTS[:3])}
-        result["has_user_history"] = self._has[rows]
+        result = {name: self.out_[rows, m] for m, name in enumerate(OUTPUTS[:3])}
+        result["has_user_history"] = self.has_[rows]
         if self.features:
-            result |= {name: self._feats[rows, k] for k, name in enumerate(FEATURES)}
+            result |= {name: self.feats_[rows, k] for k, name in enumerate(FEATURES)}
         return result
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
@@ -413,24 +413,24 @@ class GlobalMeanPowerPredictor:
 
     def __init__(self, cfg: HistoryConfig | None = None) -> None:
         self.cfg = cfg or HistoryConfig()
-        self._pooled = HistoryPowerPredictor(self.cfg)
-        self._users = HistoryPowerPredictor(self.cfg)
 
     @staticmethod
     def _anonymous(jobs: pl.DataFrame) -> pl.DataFrame:
         return jobs.drop("user_id", strict=False)
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._pooled.bind(self._anonymous(jobs))
-        self._users.bind(jobs)
+        self.pooled_ = HistoryPowerPredictor(self.cfg)  # every user as one: the global mean
+        self.pooled_.bind(self._anonymous(jobs))
+        self.users_ = HistoryPowerPredictor(self.cfg)  # per user: the has_user_history flag
+        self.users_.bind(jobs)
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
-        self._pooled.observe(rows, end_times)
-        self._users.observe(rows, end_times)
+        self.pooled_.observe(rows, end_times)
+        self.users_.observe(rows, end_times)
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
-        out = self._pooled.predict(rows, now)
-        out["has_user_history"] = self._users.predict(rows, now)["has_user_history"]
+        out = self.pooled_.predict(rows, now)
+        out["has_user_history"] = self.users_.predict(rows, now)["has_user_history"]
         return out
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:

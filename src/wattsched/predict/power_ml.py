@@ -403,7 +403,6 @@ class WeeklyMLPowerPredictor:
             raise ValueError(f"model must be one of {tuple(ML_MODELS)}, got {model!r}")
         self.name = model
         self.cfg = cfg or MLPowerConfig()
-        self._records: list[dict[str, Any]] = []
 
     # -- shared by both drivers
 
@@ -427,7 +426,7 @@ class WeeklyMLPowerPredictor:
     def _train(self, table: _Table, k: int) -> list[dict[int, _Fitted]]:
         """Models of the week ending at t0 + k·week, per metric (key −1 = global, else the user index)."""
         cfg = self.cfg
-        end = self._t0 + k * cfg.week
+        end = self.t0_ + k * cfg.week
         done = table.completion < end  # NaN compares False
         lag_ok = np.isfinite(table.lag).all(axis=2)
         models: list[dict[int, _Fitted]] = []
@@ -448,7 +447,7 @@ class WeeklyMLPowerPredictor:
                 start = time.perf_counter()
                 est = self._estimator().fit(self._design(table, grows, m), y)
                 fitted[key] = _Fitted(est, float(y.min()), float(y.max()))
-                self._records.append(
+                self.records_.append(
                     {
                         "model": self.name,
                         "week": k - 1,
@@ -503,14 +502,15 @@ class WeeklyMLPowerPredictor:
             "cv_rmse": pl.Float64,
             "fit_s": pl.Float64,
         }
-        return pl.DataFrame(self._records, schema=schema)
+        # records_ exists once bound or swept; before, no model was fitted
+        return pl.DataFrame(getattr(self, "records_", []), schema=schema)
 
     # -- trace protocol
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         """Every job's prediction under the trace protocol (``jobs`` in queue order, ``completion`` aligned)."""
-        self._records = []
-        self._t0 = self._t0_of(jobs)
+        self.records_ = []
+        self.t0_ = self._t0_of(jobs)
         completion = np.asarray(completion, dtype=np.float64)
         feats = ml_features(jobs, completion, self.cfg)
         table = _Table(jobs, self.cfg)
@@ -519,7 +519,7 @@ class WeeklyMLPowerPredictor:
             for q, col in enumerate(_history_columns(metric)):
                 table.lag[:, m, q] = feats[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
         out = table.lag[:, :, 0].copy()
-        weeks = _week_index(jobs["submit_time"].cast(pl.Float64).to_numpy(), self._t0, self.cfg.week)
+        weeks = _week_index(jobs["submit_time"].cast(pl.Float64).to_numpy(), self.t0_, self.cfg.week)
         for k in np.unique(weeks[weeks >= 1]):
             rows = np.flatnonzero(weeks == k)
             self._apply(table, self._train(table, int(k)), rows, out)
@@ -529,36 +529,36 @@ class WeeklyMLPowerPredictor:
     # -- incremental (simulator)
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._records = []
-        self._t0 = self._t0_of(jobs)
-        self._table = _Table(jobs, self.cfg)
-        self._history = HistoryPowerPredictor(self.cfg.history, features=True)
-        self._history.bind(jobs)
-        self._week = 0
-        self._models: list[dict[int, _Fitted]] = []
-        self._out = np.empty((jobs.height, 3))
+        self.records_ = []
+        self.t0_ = self._t0_of(jobs)
+        self.table_ = _Table(jobs, self.cfg)
+        self.history_ = HistoryPowerPredictor(self.cfg.history, features=True)
+        self.history_.bind(jobs)
+        self.week_ = 0
+        self.models_: list[dict[int, _Fitted]] = []
+        self.out_ = np.empty((jobs.height, 3))
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
         rows = np.asarray(rows, dtype=np.int64)
-        self._table.completion[rows] = np.asarray(end_times, dtype=np.float64)
-        self._history.observe(rows, end_times)
+        self.table_.completion[rows] = np.asarray(end_times, dtype=np.float64)
+        self.history_.observe(rows, end_times)
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
         rows = np.asarray(rows, dtype=np.int64)
-        hist = self._history.predict(rows, now)
-        table = self._table
+        hist = self.history_.predict(rows, now)
+        table = self.table_
         for m, metric in enumerate(METRICS):
             table.lag[rows, m, 0] = hist[f"pred_{metric}"]
             table.lag[rows, m, 1] = hist[f"hist_std_{metric}"]
             table.lag[rows, m, 2] = hist[f"last_{metric}"]
-        self._out[rows] = table.lag[rows, :, 0]
-        k = int(_week_index(float(now), self._t0, self.cfg.week))
+        self.out_[rows] = table.lag[rows, :, 0]
+        k = int(_week_index(float(now), self.t0_, self.cfg.week))
         if k >= 1:
-            if k != self._week:
-                self._models = self._train(table, k)
-                self._week = k
-            self._apply(table, self._models, rows, self._out)
-        result = {name: self._out[rows, m] for m, name in enumerate(OUTPUTS[:3])}
+            if k != self.week_:
+                self.models_ = self._train(table, k)
+                self.week_ = k
+            self._apply(table, self.models_, rows, self.out_)
+        result = {name: self.out_[rows, m] for m, name in enumerate(OUTPUTS[:3])}
         result["has_user_history"] = hist["has_user_history"]
         return result
 

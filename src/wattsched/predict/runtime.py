@@ -70,13 +70,13 @@ class WalltimePredictor:
     outputs: tuple[str, ...] = (RUNTIME_OUTPUT,)
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._values = _walltime(jobs)
+        self.walltime_ = _walltime(jobs)
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
         """Nothing to learn."""
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
-        return {RUNTIME_OUTPUT: self._values[np.asarray(rows, dtype=np.int64)]}
+        return {RUNTIME_OUTPUT: self.walltime_[np.asarray(rows, dtype=np.int64)]}
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         return pl.DataFrame([pl.Series(RUNTIME_OUTPUT, _walltime(jobs), nan_to_null=True)])
@@ -90,13 +90,13 @@ class OraclePredictor:
     outputs: tuple[str, ...] = (RUNTIME_OUTPUT,)
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._values = jobs["runtime"].cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
+        self.runtime_ = jobs["runtime"].cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
         """Nothing to learn: it already knows."""
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
-        return {RUNTIME_OUTPUT: self._values[np.asarray(rows, dtype=np.int64)]}
+        return {RUNTIME_OUTPUT: self.runtime_[np.asarray(rows, dtype=np.int64)]}
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         return pl.DataFrame([pl.Series(RUNTIME_OUTPUT, jobs["runtime"].cast(pl.Float64).to_numpy(), nan_to_null=True)])
@@ -125,15 +125,15 @@ class LastTwoPredictor:
     outputs: tuple[str, ...] = (RUNTIME_OUTPUT,)
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._users = _user_codes(jobs)
-        self._wall = _walltime(jobs)
-        self._run = jobs["runtime"].cast(pl.Float64).to_numpy()
-        n_users = int(self._users.max()) + 1 if jobs.height else 0
-        self._last = np.full(max(n_users, 1), np.nan)  # runtime of the last completion per user
-        self._prev = np.full(max(n_users, 1), np.nan)  # ... and of the one before
+        self.users_ = _user_codes(jobs)
+        self.walltime_ = _walltime(jobs)
+        self.runtime_ = jobs["runtime"].cast(pl.Float64).to_numpy()
+        n_users = int(self.users_.max()) + 1 if jobs.height else 0
+        self.last_ = np.full(max(n_users, 1), np.nan)  # runtime of the last completion per user
+        self.prev_ = np.full(max(n_users, 1), np.nan)  # ... and of the one before
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
-        users, run, last, prev = self._users, self._run, self._last, self._prev
+        users, run, last, prev = self.users_, self.runtime_, self.last_, self.prev_
         for j in np.asarray(rows, dtype=np.int64).tolist():
             u = users[j]
             if u >= 0:
@@ -142,11 +142,11 @@ class LastTwoPredictor:
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
         rows = np.asarray(rows, dtype=np.int64)
-        u = self._users[rows]
+        u = self.users_[rows]
         known = u >= 0
-        a = np.where(known, self._last[np.where(known, u, 0)], np.nan)
-        b = np.where(known, self._prev[np.where(known, u, 0)], np.nan)
-        return {RUNTIME_OUTPUT: _last_two_value(a, b, self._wall[rows])}
+        a = np.where(known, self.last_[np.where(known, u, 0)], np.nan)
+        b = np.where(known, self.prev_[np.where(known, u, 0)], np.nan)
+        return {RUNTIME_OUTPUT: _last_two_value(a, b, self.walltime_[rows])}
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         """Vectorised trace protocol: per user, count the completions visible at each submission with one
@@ -368,27 +368,27 @@ class RuleCascadePredictor:
     def __init__(self, min_prefix: int = 1) -> None:
         if int(min_prefix) != min_prefix or min_prefix < 1:
             raise ValueError(f"min_prefix must be an integer ≥ 1, got {min_prefix!r}")
-        self.min_prefix = int(min_prefix)
+        self.min_prefix = min_prefix
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        self._state = _Cascade(_Codes(jobs, self.min_prefix))
-        self._last_end = -math.inf
+        self.state_ = _Cascade(_Codes(jobs, int(self.min_prefix)))
+        self.last_end_ = -math.inf
 
     def observe(self, rows: np.ndarray, end_times: np.ndarray) -> None:
         rows_l = np.asarray(rows, dtype=np.int64).tolist()
         e = np.asarray(end_times, dtype=np.float64)
-        if e.size and (e[0] < self._last_end or np.any(np.diff(e) < 0)):
+        if e.size and (e[0] < self.last_end_ or np.any(np.diff(e) < 0)):
             raise ValueError("the rule cascade must observe completions in time order")
         ends = e.tolist()
-        insert = self._state.insert
+        insert = self.state_.insert
         for j, e in zip(rows_l, ends, strict=True):
             insert(j, e)
         if ends:
-            self._last_end = ends[-1]
+            self.last_end_ = ends[-1]
 
     def predict(self, rows: np.ndarray, now: float) -> dict[str, np.ndarray]:
         rows_l = np.asarray(rows, dtype=np.int64).tolist()
-        predict = self._state.predict
+        predict = self.state_.predict
         pairs = [predict(i) for i in rows_l]
         value = np.fromiter((p[0] for p in pairs), dtype=np.float64, count=len(pairs))
         rule = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
@@ -397,7 +397,7 @@ class RuleCascadePredictor:
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         """The trace protocol in one pass over the merged completions and submissions."""
         n = jobs.height
-        state = _Cascade(_Codes(jobs, self.min_prefix))
+        state = _Cascade(_Codes(jobs, int(self.min_prefix)))
         submit = jobs["submit_time"].cast(pl.Float64).to_numpy()
         completion = np.asarray(completion, dtype=np.float64)
         done = _completion_order(submit, completion).tolist()
