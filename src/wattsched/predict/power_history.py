@@ -328,7 +328,8 @@ class HistoryPowerPredictor:
     """Eq. 1–3 as an online predictor (``OnlinePredictor``): ``observe`` completions, ``predict`` submissions.
 
     ``sweep`` runs the whole trace protocol at compiled speed; the incremental methods serve the simulator.
-    ``features=True`` adds the lag features to the outputs.
+    ``features=True`` adds the lag features to the outputs. ``bind`` sets the learned state (trailing underscore):
+    ``state_`` (the per-user running sums), ``completion_``, and the job table's inputs and outputs.
     """
 
     name = "history"

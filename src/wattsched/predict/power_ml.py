@@ -394,6 +394,11 @@ class WeeklyMLPowerPredictor:
     ``sweep`` runs the trace protocol in one pass; ``bind``/``observe``/``predict`` retrain when ``now`` enters a
     new week. Both fill ``report`` (one row per fitted model: week, metric, training rows, kept features, chosen
     hyper-parameters, CV RMSE, fit time).
+
+    Learned state (scikit-learn's trailing underscore, set by ``bind`` or ``sweep``): ``t0_`` (start of week 0),
+    ``records_`` (the rows of ``report``); incrementally also ``table_`` (features, targets, completions),
+    ``history_`` (the history predictor behind the lag features), ``week_`` and ``models_`` (the current week's
+    fitted models) and ``out_`` (predictions so far).
     """
 
     outputs: tuple[str, ...] = OUTPUTS
