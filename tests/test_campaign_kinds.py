@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import SHARED_DATA, require_data
-from wattsched.campaign.kinds import KINDS, load_experiment, open_experiment, parse_experiment
+from wattsched.campaign.kinds import KINDS, experiment_class, load_experiment, open_experiment, parse_experiment
 from wattsched.campaign.runner import load_results, run_experiment, status
 from wattsched.cli import app
 from wattsched.core.store import CampaignError, done_ids
@@ -200,6 +200,11 @@ def test_every_kind_is_registered_and_files_without_kind_are_power_campaigns(tmp
         parse_experiment({"kind": "queue", "workloads": [{"name": "a", "path": "x"}], "policies": ["easy-pc"]})
     with pytest.raises(CampaignError, match=r"cab_data: .*unknown cab_data"):
         parse_experiment({"kind": "rmap", "cab_data": "measured"})
+
+
+def test_every_registered_kind_resolves_to_its_experiment() -> None:
+    for kind in KINDS:
+        assert experiment_class(kind).kind == kind
 
 
 def test_a_directory_holds_one_kind(tmp_path: Path) -> None:
