@@ -26,6 +26,24 @@ app.add_typer(rmap.app, name="rmap")
 app.add_typer(platforms.app, name="platforms")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from wattsched import __version__  # the package root: no heavy import
+
+        console.print(f"wattsched {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Power- and energy-aware HPC batch scheduling toolkit."""
+
+
 @app.command()
 def policies() -> None:
     """List the scheduling policies."""

@@ -10,7 +10,7 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, fail, parse_window, progress_bar
+from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, err, fail, parse_window, progress_bar
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
@@ -105,6 +105,12 @@ def simulate(
 
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict)
+        if machine_size is None and not read.provenance.machine_size and platform is not None:
+            # a default from what is known: the platform's node count when the workload declares no size
+            from wattsched.power.platform import load_platform  # deferred with the rest of the toolkit
+
+            machine_size = load_platform(platform).nodes
+            err.print(f"machine size: {machine_size:,} nodes, from platform {platform}", markup=False, highlight=False)
         if window_start is not None:
             read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=machine_size)
         elif prestate != "requeue" or window_hours != 24.0:
