@@ -1,10 +1,12 @@
-"""Defaults from what is known, and the root options: `--version`, a platform's node count as the machine size."""
+"""Defaults from what is known and options that are not silently ignored: `--version`, a platform's node count as
+the machine size, a power-aware policy without a power setup, the output format of every table."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import polars as pl
 from typer.testing import CliRunner
 
 from wattsched import __version__
@@ -47,3 +49,31 @@ def test_a_machine_size_that_contradicts_the_platform_is_refused_in_one_line(tmp
     result = runner.invoke(app, [*args, "--machine-size", "700", "--output", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert result.output.strip() == "error: platform 'marconi100' has 980 nodes but the machine has 700"
+
+
+def test_a_power_aware_policy_without_a_power_setup_is_refused_not_run_as_easy(tmp_path: Path) -> None:
+    workload = tmp_path / "jobs.csv"
+    workload.write_text(JOBS)
+    args = ["simulate", "--workload", str(workload), "--policy", "easy-pc", "--machine-size", "980"]
+    result = runner.invoke(app, [*args, "--output", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "--policy easy-pc checks power: give --platform, --power-check and --cap" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_csv_format_writes_every_table_as_csv(tmp_path: Path) -> None:
+    workload = tmp_path / "jobs.csv"
+    workload.write_text(JOBS + "4,30,x,60,400,900,1000,30\n")
+    out = tmp_path / "out"
+    args = ["simulate", "--workload", str(workload), "--policy", "easy", "--machine-size", "980", "--format", "csv"]
+    result = runner.invoke(app, [*args, "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "jobs.csv",
+        "provenance.json",
+        "rejects.csv",
+        "summary.json",
+        "timeline.csv",
+    ]
+    rejects = pl.read_csv(out / "rejects.csv")
+    assert rejects.height == 1 and rejects["field"].to_list() == ["runtime"]

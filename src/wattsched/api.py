@@ -203,7 +203,7 @@ def _online_estimates(
 
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:
     """Write ``jobs.<fmt>``, ``timeline.<fmt>`` (queue length, running jobs and busy units over time),
-    ``rejects.parquet``, ``summary.json`` and ``provenance.json`` into ``output``."""
+    ``rejects.<fmt>``, ``summary.json`` and ``provenance.json`` into ``output``."""
     if fmt not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {OUTPUT_FORMATS}")
     out = Path(output)
@@ -211,7 +211,7 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
     paths = {
         "jobs": out / f"jobs.{fmt}",
         "timeline": out / f"timeline.{fmt}",
-        "rejects": out / "rejects.parquet",
+        "rejects": out / f"rejects.{fmt}",
         "summary": out / "summary.json",
         "provenance": out / "provenance.json",
     }
@@ -219,10 +219,11 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
     if fmt == "parquet":
         run.jobs.write_parquet(paths["jobs"])
         timeline.write_parquet(paths["timeline"])
+        run.rejects.write_parquet(paths["rejects"])
     else:
         run.jobs.write_csv(paths["jobs"])
         timeline.write_csv(paths["timeline"])
-    run.rejects.write_parquet(paths["rejects"])
+        run.rejects.write_csv(paths["rejects"])
     paths["summary"].write_text(json.dumps(run.summary, indent=2, default=_json_default) + "\n")
     paths["provenance"].write_text(run.provenance.to_json() + "\n")
     if run.power is not None:

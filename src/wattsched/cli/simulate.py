@@ -101,6 +101,7 @@ def simulate(
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
     from wattsched.api import run_policy, workload_window, write_run
     from wattsched.engine.simulate import SimulationError
+    from wattsched.policies.registry import CORE_POLICIES, POLICIES
     from wattsched.workload.load import load_workload
 
     try:
@@ -131,6 +132,9 @@ def simulate(
         )
         if online_power is not None and power is None:
             fail("--online-power needs --platform, --power-check and --cap (or --cap-file)")
+        if power is None and policy in POLICIES and policy not in CORE_POLICIES:
+            # without a power setup a power-aware policy would silently run as its queue policy
+            fail(f"--policy {policy} checks power: give --platform, --power-check and --cap (or --cap-file)")
         simulate_it = partial(
             run_policy,
             read,
