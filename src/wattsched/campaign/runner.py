@@ -138,7 +138,8 @@ def run_experiment(
     t0 = time.perf_counter()
     manifest = prepare(exp, out, log=log)
     runs = manifest["runs"]
-    done = done_ids(out, clean=True)
+    ids = {r["id"] for r in runs}
+    done = done_ids(out, clean=True) & ids
     todo = [r for r in runs if r["id"] not in done]
     if limit is not None:
         todo = todo[:limit]
@@ -146,7 +147,7 @@ def run_experiment(
     log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
     # Dask workers may run elsewhere: they get the absolute path
     target = out.resolve() if executor == "dask" else out
-    finished = len(done & {r["id"] for r in runs})
+    finished = len(done)
     try:
         with _sigterm_as_interrupt():
             stream = map_tasks(
@@ -167,7 +168,7 @@ def run_experiment(
             finally:
                 stream.close()  # ends the workers now when the loop was interrupted
     except KeyboardInterrupt:
-        raise CampaignInterrupted(len(done_ids(out) & {r["id"] for r in runs}), len(runs), out) from None
+        raise CampaignInterrupted(len(done_ids(out) & ids), len(runs), out) from None
     return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
 
 

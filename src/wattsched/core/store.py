@@ -129,7 +129,12 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def read_results(out: Path, runs: list[dict[str, Any]]) -> pl.DataFrame:
-    """The result rows of the finished runs among ``runs``, in their order, as one table (empty when none)."""
-    done = done_ids(out)
-    rows = [json.loads(result_path(out, r["id"]).read_text()) for r in runs if r["id"] in done]
+    """The result rows of the finished runs among ``runs``, in their order, as one table (empty when none).
+    Each result file is read once: a missing or unparsable one is a run not done (as in :func:`done_ids`)."""
+    rows = []
+    for run in runs:
+        try:
+            rows.append(json.loads(result_path(out, run["id"]).read_text()))
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            continue
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
