@@ -19,6 +19,7 @@ BENCHMARKS = [
     "dispatch_experiment.py",
     "eamc_grid.py",
     "rmap_grid.py",
+    "cli_time.py",
     "reproduce.py",
 ]
 
