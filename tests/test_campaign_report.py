@@ -15,7 +15,13 @@ import pytest
 
 from wattsched.campaign.runner import load_results, run_experiment
 from wattsched.campaign.spec import parse_spec
-from wattsched.campaign.summary import campaign_summary, cost_summary, estimator_label, paper_summary
+from wattsched.campaign.summary import (
+    campaign_summary,
+    cost_summary,
+    estimator_label,
+    incomplete_group_count,
+    paper_summary,
+)
 from wattsched.report.dashboard import write_dashboard
 from wattsched.report.figures import write_figures
 from wattsched.report.gantt import default_gantt_run, gantt_data, resample_step
@@ -254,3 +260,40 @@ def test_report_aggregate_option_from_the_cli(campaign, tmp_path) -> None:
         assert f"{word} over workload windows" in result.output and "caps pooled" in result.output
     result = runner.invoke(app, ["campaign", "report", str(campaign), "--aggregate", "mode"])
     assert result.exit_code == 2 and "--aggregate must be mean or median" in result.output
+
+
+def test_a_partial_campaign_compares_only_the_groups_every_estimator_finished() -> None:
+    # two estimators over windows w0..w2 at one cap; "real max" has not run w2 yet (a stopped campaign)
+    def rows(check: str, values: dict[str, float]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"kind": "run", "workload": list(values), "cap": 0.5, "policy": "easy-pc", "check": check,
+             "source": "real", "p_turnaround_increase": list(values.values())}
+        )  # fmt: skip
+
+    results = pl.concat([rows("mean", {"w0": 0.1, "w1": 0.2, "w2": 0.9}), rows("max", {"w0": 0.3, "w1": 0.5})])
+    table = campaign_summary(results)
+    by = {r["estimator"]: r for r in table.iter_rows(named=True)}
+    # w2 is left out for both, so that each mean is over the same two windows
+    assert by["real mean"]["runs"] == 2 and by["real mean"]["turnaround_inc"] == pytest.approx(0.15)
+    assert by["real max"]["runs"] == 2 and by["real max"]["turnaround_inc"] == pytest.approx(0.4)
+    assert incomplete_group_count(results) == (1, 3)
+    assert incomplete_group_count(_hand_results()) == (0, 6)
+
+
+def test_report_on_a_partial_campaign_warns_how_much_it_left_out(campaign, tmp_path) -> None:
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    partial = tmp_path / "partial"
+    shutil.copytree(campaign, partial)
+    results = sorted((partial / "results").glob("*.json"))
+    for path in results[: len(results) // 3]:
+        path.unlink()
+    done = len(results) - len(results) // 3
+    result = CliRunner().invoke(app, ["campaign", "report", str(partial), "--output", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert f"partial campaign: {done:,} of {len(results):,} runs done" in result.output
+    assert "(window, cap) groups left out" in result.output

@@ -139,11 +139,16 @@ class QueueExperiment(Experiment):
 
 
 def queue_summary(results: pl.DataFrame, policies: list[str]) -> pl.DataFrame:
-    """Per policy, in the spec's order: the windows run and the mean over them of :data:`SUMMARY_METRICS`."""
+    """Per policy, in the spec's order: the windows run and the mean over them of :data:`SUMMARY_METRICS`; only
+    the windows every policy finished count (a partial campaign would otherwise average unequal window sets)."""
     present = [m for m in SUMMARY_METRICS if m in results.columns]
     if results.is_empty():
         return pl.DataFrame(schema={"policy": pl.Utf8, "windows": pl.UInt32})
     order = {p: k for k, p in enumerate(policies)}
+    # a partial campaign: only the windows every policy finished, so that the means are over the same windows
+    wanted = results["policy"].n_unique()
+    full = results.group_by("workload").agg(pl.col("policy").n_unique().alias("_n")).filter(pl.col("_n") == wanted)
+    results = results.join(full.select("workload"), on="workload", how="semi")
     return (
         results.group_by("policy")
         .agg(pl.len().alias("windows"), *(pl.col(m).cast(pl.Float64).mean().alias(m[2:]) for m in present))

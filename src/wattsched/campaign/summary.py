@@ -99,11 +99,37 @@ def _aggregate(runs: pl.DataFrame, keys: list[str], stat: str) -> pl.DataFrame:
     )
 
 
+def complete_groups(runs: pl.DataFrame) -> pl.DataFrame:
+    """The capped runs of the (workload window, cap) groups that every estimator has finished.
+
+    A partial campaign (stopped, or still running) has groups where only some estimators ran; averaging each
+    estimator over its own groups would compare unequal instance sets (e.g. one estimator over 11,921 jobs and
+    another over 12,921), so the summaries keep only the groups complete for every estimator present."""
+    if runs.is_empty():
+        return runs
+    keys = [*_group_keys(runs), "workload", "cap"]
+    wanted = runs["estimator"].n_unique()
+    full = runs.group_by(keys).agg(pl.col("estimator").n_unique().alias("_n")).filter(pl.col("_n") == wanted)
+    return runs.join(full.drop("_n"), on=keys, how="semi", nulls_equal=True)
+
+
+def incomplete_group_count(results: pl.DataFrame) -> tuple[int, int]:
+    """``(incomplete, total)`` (workload window, cap) groups of capped runs: the groups :func:`complete_groups`
+    leaves out of the summaries, so that a caller can warn about them."""
+    runs = capped_runs(results)
+    if runs.is_empty():
+        return 0, 0
+    keys = [*_group_keys(runs), "workload", "cap"]
+    total = runs.select(keys).unique().height
+    return total - complete_groups(runs).select(keys).unique().height, total
+
+
 def campaign_summary(results: pl.DataFrame, *, stat: str = DEFAULT_AGGREGATE) -> pl.DataFrame:
     """One row per policy × cap × estimator (× post-window cap when the campaign sweeps it): the number of runs
     and the ``stat`` ("mean", paper 000's aggregation and the default, or "median") over workload windows of
     each metric of :data:`SUMMARY_METRICS` (fractions; ``trespass`` = share of runs that broke the cap), runs
-    first averaged per (workload window, cap) group. Rows sorted by policy, cap, then :func:`estimator_order`."""
+    first averaged per (workload window, cap) group; only groups complete for every estimator count
+    (:func:`complete_groups`). Rows sorted by policy, cap, then :func:`estimator_order`."""
     return _summary(results, ["policy", "cap", "estimator"], "runs", stat)
 
 
@@ -119,7 +145,7 @@ def _summary(results: pl.DataFrame, keys: list[str], count: str, stat: str) -> p
     there are none; ``count`` names the column that counts what each row aggregates."""
     if stat not in AGGREGATES:
         raise ValueError(f"stat must be one of {AGGREGATES}, got {stat!r}")
-    runs = capped_runs(results)
+    runs = complete_groups(capped_runs(results))
     extra = _group_keys(runs) if not runs.is_empty() else []
     columns = {
         **({"post_window_cap": pl.Utf8} if extra else {}),

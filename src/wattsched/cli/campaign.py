@@ -134,6 +134,14 @@ def campaign_report(
         fail(f"--aggregate must be mean or median, got {aggregate!r}")
     try:
         kind = open_experiment(directory).kind
+        if html and kind != "power":
+            err.print(
+                f"warning: --html is ignored: the dashboard is drawn for power campaigns, this one is {kind}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        warn_if_partial(directory)
         paths = report(directory, out, aggregate=aggregate)
         if kind == "power":  # the power campaign's figures and dashboard are drawn by wattsched.report
             paths += write_figures(directory, out, gantt_run=gantt_run)
@@ -146,6 +154,26 @@ def campaign_report(
         print_table(table, title)
     board = f"; dashboard: {out / 'dashboard.html'}" if kind == "power" and html else ""
     console.print(f"wrote {len(paths)} files in {out}{board}")
+
+
+def warn_if_partial(directory: Path) -> None:
+    """Warn when some planned runs have not finished: the tables then compare only the groups (window and cap,
+    or window) that every setting finished, and say how many groups that leaves out."""
+    # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
+    from wattsched.campaign.runner import load_results, status
+    from wattsched.campaign.summary import incomplete_group_count
+
+    state = status(directory)
+    if state["done"] >= state["runs"]:
+        return
+    message = (
+        f"warning: partial campaign: {state['done']:,} of {state['runs']:,} runs done; the tables compare only "
+        "the groups every setting has finished"
+    )
+    if state["kind"] == "power":
+        left_out, total = incomplete_group_count(load_results(directory))
+        message += f" ({left_out:,} of {total:,} (window, cap) groups left out)"
+    err.print(message, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_campaign_summary(directory: Path, aggregate: str = "mean") -> None:
