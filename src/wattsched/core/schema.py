@@ -128,7 +128,10 @@ def make_rejects(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     """Build a rejects table from dict rows (missing keys become null)."""
     if not rows:
         return empty_rejects()
-    return pl.DataFrame({name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}, schema=REJECTS_SCHEMA)
+    columns: dict[str, list[Any]] = {name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}
+    for name in ("line", "job_id"):  # a 20-digit id in a reject is itself unrepresentable: null, the raw keeps it
+        columns[name] = [v if isinstance(v, int) and -MAX_INT64 <= v <= MAX_INT64 else None for v in columns[name]]
+    return pl.DataFrame(columns, schema=REJECTS_SCHEMA)
 
 
 def canonical_order(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -301,7 +304,7 @@ def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str 
         first = rejects.row(0, named=True)
         raise WorkloadError(
             f"{source}: {rejects.height} rejected {unit}(s); first at line {first['line']},"
-            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
+            f" field {first['field']!r}: {shorten(first['reason'], 160)} (raw: {shorten(first['raw'])!r})"
         )
 
 

@@ -35,7 +35,7 @@ from wattsched.core.schema import (
 )
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
-__all__ = ["METADATA_MACHINE_SIZE", "METADATA_PROVENANCE", "read_table", "write_table"]
+__all__ = ["METADATA_MACHINE_SIZE", "METADATA_PROVENANCE", "parse_column", "read_table", "write_table"]
 
 #: Parquet schema-metadata keys written by :func:`write_table`.
 METADATA_PROVENANCE = "wattsched.provenance"
@@ -57,7 +57,7 @@ def _kind(path: Path) -> str:
     raise WorkloadError(f"{path}: not a canonical table (supported: .parquet, .csv, .csv.gz)")
 
 
-def _parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series, str]:
+def parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series, str]:
     """``(values, bad_mask, why)``: the column in ``dtype`` and which non-null values could not be read."""
     present = s.is_not_null()
     if dtype == pl.Utf8:
@@ -107,7 +107,7 @@ def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl
         if name not in _KNOWN:
             continue
         try:
-            values, bad, why = _parse_column(frame[name], _KNOWN[name])
+            values, bad, why = parse_column(frame[name], _KNOWN[name])
         except pl.exceptions.PolarsError as exc:
             why = f"column {name!r} ({frame[name].dtype}) cannot be read as {_KNOWN[name]}"
             raise WorkloadError(f"{source}: {why}: {exc}") from exc
