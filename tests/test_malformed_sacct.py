@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from malformed_harness import Accepts, Case, Error, Rejects, check_case, text_file
@@ -258,3 +259,58 @@ def test_timezone_converts_local_times(tmp_path: Path) -> None:
     utc, _, _ = read_sacct(path)
     assert (utc["submit_time"] - rome["submit_time"]).to_list() == [3600.0]
     assert prov.header["input_timezone"] == "Europe/Rome"
+
+
+def test_cli_timezone_option(tmp_path: Path) -> None:
+    """`--timezone` reaches the sacct reader through `data convert` and `simulate`; for SWF it is a warning."""
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    runner = CliRunner()
+    source = psv()(tmp_path)
+    for zone, shift in (("UTC", 0.0), ("Europe/Rome", -3600.0), ("America/New_York", 5 * 3600.0)):
+        out = tmp_path / f"{zone.replace('/', '_')}.parquet"
+        result = runner.invoke(
+            app, ["data", "convert", "--input", str(source), "--output", str(out), "--timezone", zone]
+        )
+        assert result.exit_code == 0, result.output
+        submit = pl.read_parquet(out).sort("job_id")["submit_time"].to_list()
+        assert submit == [epoch("2024-01-01T00:00:00") + shift]
+    result = runner.invoke(app, ["data", "convert", "--input", str(source), "--output", str(tmp_path / "x.parquet"),
+                                 "--timezone", "Mars/Olympus"])  # fmt: skip
+    assert result.exit_code != 0 and "unknown time zone" in result.output
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    result = runner.invoke(app, ["data", "convert", "--input", str(swf), "--output", str(tmp_path / "t.parquet"),
+                                 "--timezone", "Europe/Rome"])  # fmt: skip
+    assert result.exit_code == 0 and "--timezone Europe/Rome ignored" in result.output
+
+
+def test_cli_simulate_timezone(tmp_path: Path) -> None:
+    """`simulate --timezone` reads sacct local times in that zone: the run's job starts at the shifted time."""
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    runner = CliRunner()
+    source = psv()(tmp_path)
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--workload",
+            str(source),
+            "--policy",
+            "fcfs",
+            "--output",
+            str(tmp_path / "run"),
+            "--timezone",
+            "Europe/Rome",
+            "--machine-size",
+            "4",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    jobs = pl.read_parquet(tmp_path / "run" / "jobs.parquet")
+    assert jobs["submit_time"].to_list() == [epoch("2024-01-01T00:00:00") - 3600.0]
