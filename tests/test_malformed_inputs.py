@@ -204,3 +204,13 @@ def test_csv_gz_round_trip_keeps_big_ids(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(f"{HEAD}\n{BIG},0,100,50,2\n{BIG + 1},1,100,50,2\n".encode()))
     jobs, rejects, _ = read_table(path)
     assert rejects.height == 0 and jobs["job_id"].to_list() == [BIG, BIG + 1]
+
+
+def test_long_profile_in_reject_is_shortened(tmp_path: Path) -> None:
+    """A 3,000-sample profile of a rejected job shows 8 samples and its length, not 3,000 numbers."""
+    frame = pl.DataFrame(BASE | {"size": [64], "power_profile": [[float(i) for i in range(3000)]]})
+    path = tmp_path / "long.parquet"
+    write_table(frame, path)
+    _, rejects, _ = read_table(path, machine_size=8)
+    assert rejects["field"].to_list() == ["size"]
+    assert "(3000 values)" in rejects["raw"][0] and len(rejects["raw"][0]) < 200

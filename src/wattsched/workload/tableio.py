@@ -133,7 +133,17 @@ def _row_text(frame: pl.DataFrame, index: int) -> str:
     instead of failing a string cast of the whole column; only rejected rows are ever formatted."""
     values = frame.row(index)
     names = frame.columns
-    return ",".join("" if v is None else str(v) for n, v in zip(names, values, strict=True) if n != _ROW)
+    return ",".join(_cell_text(v) for n, v in zip(names, values, strict=True) if n != _ROW)
+
+
+def _cell_text(value: object) -> str:
+    """A value as reject text; a long list (a power profile of thousands of samples) shows its first 8 values
+    and its length, so a reject row stays readable."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and len(value) > 8:
+        return "[" + ", ".join(map(str, value[:8])) + f", … ({len(value)} values)]"
+    return str(value)
 
 
 def _duplicated_columns(path: Path, names: list[str]) -> None:
