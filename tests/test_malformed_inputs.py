@@ -174,6 +174,12 @@ TABLE_CASES = [
     Case("csv_ragged_row", csv("2,0,100"), Rejects(1, 1, "runtime", "unknown")),
     Case("csv_nodes_alias", csv(head="job_id,submit_time,walltime,runtime,nodes"), Accepts(1)),
     Case("csv_unicode_extra", csv("2,0,100,50,2,Ünï", head=HEAD + ",name"), Accepts(2)),
+    Case("csv_unclosed_quote", csv('2,0,100,50,"2'), Error("column 'size'")),
+    Case(
+        "csv_many_columns",
+        text_file("w.csv", ",".join(f"c{i}" for i in range(5000)) + "\n" + "1," * 4999 + "1\n"),
+        Error("required column"),
+    ),
     Case("csvgz_corrupt", text_file("j.csv.gz", b"\x1f\x8bnot gzip"), Error("j.csv.gz")),
     Case("parquet_list_column_reject", m100_like_with_profiles, Rejects(1, 1, "size")),
     Case("parquet_uint64_id_huge", huge_uint64_ids, Rejects(1, 1, "job_id", "Int64")),

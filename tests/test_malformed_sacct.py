@@ -95,6 +95,7 @@ PSV_CASES = [
     Case("utc_times", psv(), Accepts(1, lambda j: j["submit_time"][0] == epoch("2024-01-01T00:00:00"))),
     Case("header_only", text_file("h.sacct", HEAD + "\n"), Accepts(0)),
     Case("no_header", text_file("n.sacct", GOOD + "\n"), Error("not a sacct header")),
+    Case("no_header_huge_line", text_file("l.sacct", "x" * 200_000 + "\n"), Error("not a sacct header")),
     Case("header_without_submit", text_file("s.sacct", "JobIDRaw|Start\n1|2\n"), Error("Submit")),
     Case("empty", text_file("e.sacct", "\n\n"), Error("empty")),
     Case("corrupt_gzip", text_file("g.sacct.gz", b"\x1f\x8b\x08garbage"), Error("gzip")),

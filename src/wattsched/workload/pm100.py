@@ -42,7 +42,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw
+from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw, shorten
 from wattsched.workload.tableio import parse_column
 
 __all__ = ["PM100_KEPT_COLUMNS", "PM100_REQUIRED_COLUMNS", "is_pm100_parquet", "read_pm100"]
@@ -113,7 +113,7 @@ def _open(path: Path) -> pl.DataFrame:
     try:
         names = pq.read_schema(path).names
     except (OSError, pa.ArrowException) as exc:
-        raise WorkloadError(f"{path}: not a readable Parquet file: {exc}") from exc
+        raise WorkloadError(f"{path}: not a readable Parquet file: {shorten(exc, 200)}") from exc
     missing = [c for c in PM100_REQUIRED_COLUMNS if c not in names]
     if missing:
         raise WorkloadError(
@@ -132,7 +132,7 @@ def _open(path: Path) -> pl.DataFrame:
         table = pq.read_table(path, columns=[c for c in names if c in wanted])
         return pl.DataFrame(table)
     except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
-        raise WorkloadError(f"{path}: cannot read Parquet: {exc}") from exc
+        raise WorkloadError(f"{path}: cannot read Parquet: {shorten(exc, 200)}") from exc
 
 
 def _seconds(frame: pl.DataFrame, name: str) -> pl.Expr:
@@ -208,7 +208,7 @@ def read_pm100(
         raise WorkloadError(f"sample_period must be positive, got {sample_period!r}")
     frame = _open(path)
     if frame.height == 0:
-        raise WorkloadError(f"{path}: no rows (columns: {frame.columns})")
+        raise WorkloadError(f"{path}: no rows (columns: {shorten(frame.columns, 200)})")
 
     original = frame
     frame, own = _clean(frame, source)

@@ -32,6 +32,7 @@ from wattsched.core.schema import (
     WorkloadError,
     finish_read,
     replace_raw,
+    shorten,
 )
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
@@ -110,7 +111,7 @@ def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl
             values, bad, why = parse_column(frame[name], _KNOWN[name])
         except pl.exceptions.PolarsError as exc:
             why = f"column {name!r} ({frame[name].dtype}) cannot be read as {_KNOWN[name]}"
-            raise WorkloadError(f"{source}: {why}: {exc}") from exc
+            raise WorkloadError(f"{source}: {why}: {shorten(exc, 200)}") from exc
         columns[name] = values
         fresh = bad & ~bad_any
         if fresh.any():
@@ -146,6 +147,13 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
+def _first_line(exc: Exception) -> str:
+    """The first paragraph of a polars error, shortened: the rest are hints about inference options that do not apply
+    (every known column is read as text and parsed here)."""
+    first = str(exc).strip().split("\n\n", 1)[0]  # polars puts its hints after a blank line
+    return shorten(first or type(exc).__name__, 200)
+
+
 def _duplicated_columns(path: Path, names: list[str]) -> None:
     """A header naming a column twice is an error naming both: polars would keep the first as is and rename the
     second ``<name>_duplicated_0``, so one of two values would be read silently."""
@@ -165,7 +173,7 @@ def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]
             meta = pq.read_schema(path).metadata or {}
             return pl.read_parquet(path), dict(meta)
         except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
-            raise WorkloadError(f"{path}: cannot read Parquet: {exc}") from exc
+            raise WorkloadError(f"{path}: cannot read Parquet: {shorten(exc, 200)}") from exc
     try:
         names = pl.read_csv(path, n_rows=0).columns
         _duplicated_columns(path, names)
@@ -174,7 +182,7 @@ def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]
     except pl.exceptions.NoDataError as exc:
         raise WorkloadError(f"{path}: file is empty") from exc
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise WorkloadError(f"{path}: cannot read CSV: {exc}") from exc
+        raise WorkloadError(f"{path}: cannot read CSV: {_first_line(exc)}") from exc
     return frame, {}
 
 
@@ -197,7 +205,7 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
         raise WorkloadError(f"{path}: file is empty")
     frame, meta = _read_frame(path, kind)
     if frame.height == 0:
-        raise WorkloadError(f"{path}: no data rows (columns: {frame.columns})")
+        raise WorkloadError(f"{path}: no data rows (columns: {shorten(frame.columns, 200)})")
 
     stored = _stored_provenance(meta)
     conventions: list[str] = []
@@ -216,7 +224,7 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
     if missing:
         raise WorkloadError(
             f"{path}: job table lacks required column(s) {missing}; required: {list(REQUIRED_COLUMNS)}"
-            f" (alias accepted: {COLUMN_ALIASES}); found: {frame.columns}"
+            f" (alias accepted: {COLUMN_ALIASES}); found: {shorten(frame.columns, 200)}"
         )
 
     line_offset = 2 if kind != ".parquet" else 1

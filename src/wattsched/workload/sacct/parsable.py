@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from wattsched.core.schema import WorkloadError
+from wattsched.core.schema import WorkloadError, shorten
 from wattsched.workload.sacct.clock import Clock
 from wattsched.workload.sacct.record import ParsedJob, Reject, job_state, reject_row, user_code
 from wattsched.workload.sacct.units import (
@@ -223,7 +223,8 @@ def read_parsable(
     header_names = dict(zip(names, header_raw, strict=True))
     if not {"jobidraw", "jobid"} & set(names):
         raise WorkloadError(
-            f"{source}: first line is not a sacct header with JobIDRaw or JobID (delimiter {delim!r}): {lines[start]!r}"
+            f"{source}: first line is not a sacct header with JobIDRaw or JobID (delimiter {delim!r}):"
+            f" {shorten(lines[start])!r}"
         )
     wanted = {"submit": "Submit", "size": "NNodes" if size_unit == "nodes" else "NCPUS"}
     has_size = (
@@ -233,7 +234,7 @@ def read_parsable(
     )
     missing = [v for k, v in wanted.items() if (k == "size" and not has_size) or (k == "submit" and k not in names)]
     if missing:
-        raise WorkloadError(f"{source}: sacct header lacks {missing} (header: {header_raw})")
+        raise WorkloadError(f"{source}: sacct header lacks {missing} (header: {shorten(header_raw, 200)})")
     while lines and not lines[-1].strip():
         lines.pop()
     records, n_blank = _records(lines[start + 1 :], start + 2, names, delim)
