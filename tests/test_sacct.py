@@ -239,7 +239,8 @@ def test_local_time_europe_rome_and_dst(tmp_path: Path) -> None:
         # 2024-10-27: clocks go back 03:00 CEST → 02:00 CET; 02:30 happens twice.
         rec("3", submit="2024-10-27T02:30:00", start="2024-10-27T02:30:00", end="2024-10-27T03:30:00"),
         # 2024-03-31: clocks jump 02:00 → 03:00; 02:30 does not exist.
-        rec("4", submit="2024-03-31T02:30:00", start="2024-03-31T03:10:00", end="2024-03-31T04:10:00"),
+        # (Start 03:40 CEST = 01:40 UTC: after the gap Submit read as 01:30 UTC, else Submit after Start is rejected)
+        rec("4", submit="2024-03-31T02:30:00", start="2024-03-31T03:40:00", end="2024-03-31T04:40:00"),
         rec("5", submit="1719835200", start="1719835200", end="1719838800"),  # %s epoch digits
         rec("6", submit="2024-07-01T12:00:00+0200", start="2024-07-01T12:00:00+02:00", end="2024-07-01T13:00:00Z"),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
-from typing import Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import polars as pl
 import typer
@@ -17,6 +17,7 @@ from rich.table import Table
 __all__ = [
     "PROGRESS_THRESHOLD",
     "OutputFormat",
+    "TimezoneOption",
     "console",
     "err",
     "fail",
@@ -25,6 +26,7 @@ __all__ = [
     "print_table",
     "progress_bar",
     "track",
+    "warn_ignored_timezone",
 ]
 
 # Piped output (CI logs, files) gets a wide console so tables are not squeezed to 80 columns.
@@ -96,3 +98,26 @@ def print_table(frame: pl.DataFrame, title: str) -> None:
 
 def _cell(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+#: ``--timezone`` on every command that may read sacct output: sacct prints the client's local time without an
+#: offset, so the zone must be said; the other formats carry epoch or relative times of their own.
+TimezoneOption = Annotated[
+    str | None,
+    typer.Option(
+        "--timezone",
+        help="IANA time zone of the local times in sacct output, e.g. Europe/Rome (default UTC). "
+        "Ignored, with a warning, for other formats.",
+    ),
+]
+
+
+def warn_ignored_timezone(timezone: str | None, fmt: str, source: str) -> None:
+    """Warn on stderr that ``--timezone`` did nothing because ``source`` (format ``fmt``) is not sacct output."""
+    if timezone is not None and not fmt.startswith("sacct"):
+        err.print(
+            f"warning: --timezone {timezone} ignored: {source} is {fmt}, not sacct output",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from wattsched.cli.common import console, err, fail
+from wattsched.cli.common import TimezoneOption, console, err, fail, warn_ignored_timezone
 from wattsched.core.schema import WorkloadError
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
@@ -63,6 +63,7 @@ def data_convert(
     ],
     machine_size: Annotated[int | None, typer.Option(help="Machine size (when the input does not declare it).")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+    timezone: TimezoneOption = None,
 ) -> None:
     """Read a workload (rejects reported) and write it in another format."""
     # deferred: the readers and writers load numba and pyarrow; `wattsched --help` should not
@@ -75,7 +76,8 @@ def data_convert(
         fail(f"--output must end in {', '.join(endings)}, got {output.name}")
     batsim = output.name.lower().endswith(".json")
     try:
-        read = load_workload(input, machine_size=machine_size, strict=strict)
+        read = load_workload(input, machine_size=machine_size, strict=strict, timezone=timezone)
+        warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         if machine_size is not None:
             read = read._replace(provenance=dataclasses.replace(read.provenance, machine_size=machine_size))
         if batsim:  # an export: load_workload does not read Batsim JSON back

@@ -10,7 +10,7 @@ import polars as pl
 import typer
 from rich.table import Table
 
-from wattsched.cli.common import console, err, fail
+from wattsched.cli.common import TimezoneOption, console, err, fail, warn_ignored_timezone
 from wattsched.core.schema import ReadResult, WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
 
@@ -131,6 +131,7 @@ def predict_power_cmd(
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+    timezone: TimezoneOption = None,
 ) -> None:
     """Predict each job's power online from finished jobs only and print the MAE report.
 
@@ -145,7 +146,8 @@ def predict_power_cmd(
     _check_output(output)
     try:
         plat = load_platform(platform)
-        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone)
+        warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
         ml = {"cv_kind": cv_kind, "max_train_rows": max_train_rows, "t0": t0, "n_jobs": n_jobs}
         run = run_power_prediction(
@@ -191,6 +193,7 @@ def predict_runtime_cmd(
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+    timezone: TimezoneOption = None,
 ) -> None:
     """Predict each job's runtime online from finished jobs only and print the MAE report."""
     # deferred: the predictors load numba; `wattsched --help` should not
@@ -201,7 +204,8 @@ def predict_runtime_cmd(
     _check_output(output)
     options = {"min_prefix": min_prefix} if method == "rules" else {}
     try:
-        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone)
+        warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         run = run_runtime_prediction(read, method, completion=completion, machine_size=machine_size, **options)
         _write_predictions(run.jobs, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:

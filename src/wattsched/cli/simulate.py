@@ -10,7 +10,17 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, err, fail, parse_window, progress_bar
+from wattsched.cli.common import (
+    PROGRESS_THRESHOLD,
+    OutputFormat,
+    TimezoneOption,
+    console,
+    err,
+    fail,
+    parse_window,
+    progress_bar,
+    warn_ignored_timezone,
+)
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
@@ -31,6 +41,7 @@ def simulate(
         str | None, typer.Option(help="Utilisation and queue-length window START:END in seconds.")
     ] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
+    timezone: TimezoneOption = None,
     platform: Annotated[str | None, typer.Option(help="Power platform: a preset (marconi100) or a TOML file.")] = None,
     power_check: Annotated[
         str | None,
@@ -105,7 +116,8 @@ def simulate(
     from wattsched.workload.load import load_workload
 
     try:
-        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone)
+        warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         if machine_size is None and not read.provenance.machine_size and platform is not None:
             # a default from what is known: the platform's node count when the workload declares no size
             from wattsched.power.platform import load_platform  # deferred with the rest of the toolkit

@@ -162,6 +162,8 @@ def read_platform_file(
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise PlatformFileError(f"{path}: cannot read: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise PlatformFileError(f"{path}: not UTF-8 text (byte {exc.start}): not a platform file") from None
         data, about = _table(_parse(text, suffix, str(path)), kind, str(path))
         return PlatformFile(kind, data, str(path), path.parent, about)
     except PlatformFileError as exc:
@@ -183,7 +185,10 @@ def platform_kind(name_or_path: str | Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
         raise PlatformFileError(f"{path}: unknown platform file type {suffix!r} (expected .toml, .yaml or .yml)")
-    data = _parse(path.read_text(encoding="utf-8"), suffix, str(path))
+    try:
+        data = _parse(path.read_text(encoding="utf-8"), suffix, str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlatformFileError(f"{path}: cannot read as UTF-8 text: {str(exc)[:80]}") from None
     kind = data.get("kind", "power") if isinstance(data, dict) else "power"
     if kind not in PLATFORM_KINDS:
         raise PlatformFileError(f"{path}: field 'kind': {kind!r} is not one of {sorted(PLATFORM_KINDS)}")

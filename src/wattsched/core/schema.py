@@ -60,6 +60,31 @@ REJECTS_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+#: Physical bounds every reader applies (docs/decisions.md, "reader bounds"). Each is a module constant so a caller
+#: with an unusual machine can change it; a value beyond a bound is a unit error far more often than a real job.
+#: |submit_time| at most 2100-01-01T00:00Z in epoch seconds: millisecond, microsecond and nanosecond epochs
+#: (1.6e12, 1.6e15, 1.6e18) and garbage such as 1e300 are rejected, relative SWF times and real epochs kept.
+MAX_SUBMIT_TIME: float = 4_102_444_800.0
+#: Runtime and walltime at most 100 years (3.16e9 s): LLNL-Atlas' largest requested time (23 years, a "no limit"
+#: placeholder) stays accepted; Slurm's 4294967295-minute INFINITE (8,171 years) and 1e300 are rejected.
+MAX_DURATION: float = 100 * 365.25 * 86400.0
+#: Job size at most 10 million units (Frontier has 8.7 million cores); a larger size is a corrupt field.
+MAX_JOB_SIZE: int = 10_000_000
+#: Per-node power at most 100 kW (dense GPU nodes draw < 10 kW): 1e30 W is a corrupt value, not a node.
+MAX_NODE_POWER_W: float = 100_000.0
+#: Power and energy columns that must be finite and non-negative when present (null = unknown is fine).
+POWER_COLUMNS: tuple[str, ...] = ("power_mean", "power_max", "power_std")
+#: Largest id that is an exact Int64 (ids are never read through float64: 2^53 and above would collide).
+MAX_INT64: int = 2**63 - 1
+
+
+def shorten(text: object, limit: int = 80) -> str:
+    """``text`` as one line of at most ``limit`` characters (newlines shown as ``\\n``, an ellipsis when cut),
+    so an error message never echoes a megabyte of input."""
+    one = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
 class WorkloadError(ValueError):
     """Input that cannot be read at all (missing file, empty file, wrong format), or rejects under ``strict``."""
 
@@ -103,7 +128,10 @@ def make_rejects(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     """Build a rejects table from dict rows (missing keys become null)."""
     if not rows:
         return empty_rejects()
-    return pl.DataFrame({name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}, schema=REJECTS_SCHEMA)
+    columns: dict[str, list[Any]] = {name: [r.get(name) for r in rows] for name in REJECTS_SCHEMA}
+    for name in ("line", "job_id"):  # a 20-digit id in a reject is itself unrepresentable: null, the raw keeps it
+        columns[name] = [v if isinstance(v, int) and -MAX_INT64 <= v <= MAX_INT64 else None for v in columns[name]]
+    return pl.DataFrame(columns, schema=REJECTS_SCHEMA)
 
 
 def canonical_order(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -168,12 +196,67 @@ def validate_jobs(
             "submit time is missing or not finite",
         ),
         ("runtime", pl.col("runtime").is_null() | ~pl.col("runtime").is_finite(), "run time is unknown"),
+        (
+            "submit_time",
+            pl.col("submit_time").abs() > MAX_SUBMIT_TIME,
+            pl.format(
+                "submit time {} s is beyond {} s (year 2100): a ms/µs/ns epoch or a corrupt value",
+                pl.col("submit_time"),
+                pl.lit(MAX_SUBMIT_TIME),
+            ),
+        ),
+        ("runtime", pl.col("runtime").is_null() | ~pl.col("runtime").is_finite(), "run time is unknown"),
         ("runtime", pl.col("runtime") < 0, "run time is negative"),
+        (
+            "runtime",
+            pl.col("runtime") > MAX_DURATION,
+            pl.format("run time {} s is longer than 100 years (a unit error or a sentinel)", pl.col("runtime")),
+        ),
         ("walltime", pl.col("walltime").is_null() | ~pl.col("walltime").is_finite(), "walltime is unknown"),
         ("walltime", pl.col("walltime") < 0, "walltime is negative"),
+        (
+            "walltime",
+            pl.col("walltime") > MAX_DURATION,
+            pl.format("walltime {} s is longer than 100 years (a 'no limit' sentinel?)", pl.col("walltime")),
+        ),
         ("size", pl.col("size").is_null(), "job size is unknown"),
         ("size", pl.col("size") <= 0, "job size is not positive"),
+        (
+            "size",
+            pl.col("size") > MAX_JOB_SIZE,
+            pl.format("job size {} is above {} units (a corrupt value)", pl.col("size"), pl.lit(MAX_JOB_SIZE)),
+        ),
     ]
+    for name in POWER_COLUMNS:
+        if name in jobs.columns:
+            value = pl.col(name).cast(pl.Float64)
+            canonical += [
+                (
+                    name,
+                    value.is_nan() | value.is_infinite(),
+                    pl.format("{} is {} (not a finite power)", pl.lit(name), value),
+                ),
+                (name, value < 0, pl.format("{} is negative ({} W)", pl.lit(name), value)),
+                (
+                    name,
+                    value > MAX_NODE_POWER_W,
+                    pl.format(
+                        "{} {} W per node is above {} W (a corrupt value)",
+                        pl.lit(name),
+                        value,
+                        pl.lit(MAX_NODE_POWER_W),
+                    ),
+                ),
+            ]
+    if "energy" in jobs.columns:
+        energy = pl.col("energy").cast(pl.Float64)
+        canonical.append(
+            (
+                "energy",
+                energy.is_nan() | energy.is_infinite() | (energy < 0),
+                pl.format("energy {} J is not a finite non-negative number", energy),
+            )
+        )
     if machine_size is not None:
         canonical.append(("size", pl.col("size") > machine_size, f"job size exceeds the machine size ({machine_size})"))
     reason = pl.lit(None, dtype=pl.Utf8)
@@ -221,7 +304,7 @@ def raise_if_strict(source: str, rejects: pl.DataFrame, strict: bool, unit: str 
         first = rejects.row(0, named=True)
         raise WorkloadError(
             f"{source}: {rejects.height} rejected {unit}(s); first at line {first['line']},"
-            f" field {first['field']!r}: {first['reason']} (raw: {first['raw']!r})"
+            f" field {first['field']!r}: {shorten(first['reason'], 160)} (raw: {shorten(first['raw'])!r})"
         )
 
 

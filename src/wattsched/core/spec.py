@@ -30,6 +30,8 @@ def read_spec_file(path: str | Path) -> Any:
         text = path.read_text()
     except OSError as exc:
         raise CampaignError(f"{path}: cannot read the campaign file ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise CampaignError(f"{path}: not UTF-8 text (byte {exc.start}): not a campaign file") from exc
     try:
         if path.suffix == ".toml":
             return tomllib.loads(text)

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wattsched.core.platform_file import PlatformFileError, preset_names, read_platform_file, validate_platform
+from wattsched.core.schema import MAX_JOB_SIZE
 
 CapBasis = Literal["dynamic", "total"]
 #: How a job's σ grows with its nodes ([AMBIG-0.3]): ``nodes`` (correlated nodes, default) or ``sqrt``.
@@ -41,7 +42,8 @@ class Platform(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
-    nodes: int = Field(gt=0)
+    # At most MAX_JOB_SIZE nodes (docs/decisions.md, reader bounds): a 20-digit count is a typo, not a machine.
+    nodes: int = Field(gt=0, le=MAX_JOB_SIZE)
     idle_watts: float = Field(ge=0, allow_inf_nan=False, description="idle power of one node")
     max_node_watts: float = Field(gt=0, allow_inf_nan=False, description="highest power of one node")
     max_platform_watts: float = Field(default=0.0, allow_inf_nan=False, description="highest platform power")
@@ -49,6 +51,8 @@ class Platform(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _default_max_platform(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("nodes"), bool):
+            raise ValueError(f"nodes must be a number of nodes, got {data['nodes']!r}")
         if isinstance(data, dict) and data.get("max_platform_watts") is None:
             data = dict(data)
             try:

@@ -31,14 +31,17 @@ SUPPORTED_SUFFIXES: tuple[str, ...] = (
 _SACCT_SUFFIXES = (".sacct", ".sacct.gz", ".psv", ".psv.gz")
 
 
-def load_workload(path: str | Path, *, machine_size: int | None = None, strict: bool = False) -> ReadResult:
+def load_workload(
+    path: str | Path, *, machine_size: int | None = None, strict: bool = False, timezone: str | None = None
+) -> ReadResult:
     """Read a workload by file name: SWF (``.swf``, ``.swf.gz``) or a canonical table (``.parquet``, ``.csv``,
     ``.csv.gz``); anything else is a :class:`WorkloadError` listing the supported formats.
 
     A Parquet file with PM100's schema (``node_power_consumption`` and ``num_nodes_alloc``) goes to
     :func:`read_pm100` (machine size 980 nodes unless given). Slurm ``sacct`` output (``-P`` text or ``--json``)
     goes to :func:`read_sacct`: by the endings ``.sacct``/``.psv`` (optionally gzipped), or by content for
-    ``.json``, ``.txt`` and other endings (times are taken as UTC; call ``read_sacct`` for another time zone).
+    ``.json``, ``.txt`` and other endings; ``timezone`` (IANA name, default UTC) is the zone of its naive local
+    times and is not used by the other formats.
     Eurora instances (``.log_crypt``, or a directory holding them) go to :func:`read_eurora`.
     """
     path = Path(path)
@@ -54,6 +57,6 @@ def load_workload(path: str | Path, *, machine_size: int | None = None, strict: 
     if name.endswith((".parquet", ".csv", ".csv.gz")):
         return read_table(path, machine_size=machine_size, strict=strict)
     if name.endswith(_SACCT_SUFFIXES) or (path.exists() and is_sacct_file(path)):
-        return read_sacct(path, machine_size=machine_size, strict=strict)
+        return read_sacct(path, machine_size=machine_size, strict=strict, timezone=timezone or "UTC")
     supported = ", ".join(SUPPORTED_SUFFIXES)
     raise WorkloadError(f"{path}: unsupported workload format; supported file endings: {supported}")

@@ -42,7 +42,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw
+from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw, shorten
+from wattsched.workload.tableio import parse_column
 
 __all__ = ["PM100_KEPT_COLUMNS", "PM100_REQUIRED_COLUMNS", "is_pm100_parquet", "read_pm100"]
 
@@ -82,6 +83,14 @@ PM100_KEPT_COLUMNS: tuple[str, ...] = (
 )
 
 _TIMES = ("submit_time", "start_time", "end_time", "eligible_time")
+#: Numeric PM100 columns read value by value (text, fractions in integer columns and out-of-range numbers are
+#: rejects naming the column, not a traceback); times become epoch seconds on the way.
+_NUMERIC: dict[str, pl.DataType] = {
+    "job_id": pl.Int64(), "num_nodes_alloc": pl.Int64(), "user_id": pl.Int64(), "group_id": pl.Int64(),
+    "num_cores_alloc": pl.Int64(), "num_gpus_alloc": pl.Int64(), "time_limit": pl.Float64(),
+    "run_time": pl.Float64(), "mem_alloc": pl.Float64(), **dict.fromkeys(_TIMES, pl.Float64()),
+}  # fmt: skip
+_PROFILES = ("node_power_consumption", "cpu_power_consumption", "mem_power_consumption")
 _LINE = "__line"
 _RAW = "__raw"
 
@@ -104,7 +113,7 @@ def _open(path: Path) -> pl.DataFrame:
     try:
         names = pq.read_schema(path).names
     except (OSError, pa.ArrowException) as exc:
-        raise WorkloadError(f"{path}: not a readable Parquet file: {exc}") from exc
+        raise WorkloadError(f"{path}: not a readable Parquet file: {shorten(exc, 200)}") from exc
     missing = [c for c in PM100_REQUIRED_COLUMNS if c not in names]
     if missing:
         raise WorkloadError(
@@ -123,17 +132,53 @@ def _open(path: Path) -> pl.DataFrame:
         table = pq.read_table(path, columns=[c for c in names if c in wanted])
         return pl.DataFrame(table)
     except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
-        raise WorkloadError(f"{path}: cannot read Parquet: {exc}") from exc
+        raise WorkloadError(f"{path}: cannot read Parquet: {shorten(exc, 200)}") from exc
 
 
 def _seconds(frame: pl.DataFrame, name: str) -> pl.Expr:
-    """Epoch seconds of a timestamp column (a naive timestamp is taken as UTC; a number as epoch seconds)."""
+    """Epoch seconds of a time column (already converted by :func:`_clean`), null when the column is absent."""
     if name not in frame.columns:
         return pl.lit(None, dtype=pl.Float64)
-    dtype = frame.schema[name]
-    if isinstance(dtype, pl.Datetime):
-        return pl.col(name).dt.epoch("us").cast(pl.Float64) / 1e6
-    return pl.col(name).cast(pl.Float64, strict=False)
+    return pl.col(name).cast(pl.Float64)
+
+
+def _clean(frame: pl.DataFrame, source: str) -> tuple[pl.DataFrame, list[dict[str, object]]]:
+    """Numeric columns read value by value and power lists cast to floats: ``(the readable rows with their 1-based
+    row number in _LINE, one reject per unreadable row)``. A column whose type cannot hold the values at all (a
+    list where a number belongs, text where a list of samples belongs) is an error naming it."""
+    frame = frame.with_columns((pl.int_range(pl.len(), dtype=pl.Int64) + 1).alias(_LINE))
+    bad_any = pl.Series([False] * frame.height)
+    rejects: list[dict[str, object]] = []
+    columns = []
+    for name, dtype in _NUMERIC.items():
+        if name not in frame.columns:
+            continue
+        try:
+            values, bad, why = parse_column(frame[name], dtype)
+        except (WorkloadError, pl.exceptions.PolarsError) as exc:
+            raise WorkloadError(
+                f"{source}: column {name!r} has type {frame.schema[name]}, expected {dtype} ({str(exc)[:80]})"
+            ) from None
+        columns.append(values.alias(name))
+        fresh = bad & ~bad_any
+        for i in fresh.arg_true().to_list():
+            shown = str(frame[name][i])[:40]
+            rejects.append(
+                {"source": source, "line": i + 1, "field": name, "reason": f"value {shown!r} in column {name!r} {why}"}
+            )
+        bad_any = bad_any | bad
+    for name in _PROFILES:
+        if name not in frame.columns:
+            continue
+        if not isinstance(frame.schema[name], pl.List | pl.Array):
+            raise WorkloadError(
+                f"{source}: column {name!r} has type {frame.schema[name]}, expected a list of power samples (W)"
+            )
+        try:
+            columns.append(frame[name].cast(pl.List(pl.Float64), strict=False))
+        except pl.exceptions.PolarsError as exc:
+            raise WorkloadError(f"{source}: column {name!r} cannot be read as power samples: {str(exc)[:80]}") from None
+    return frame.with_columns(columns).filter(~bad_any), rejects
 
 
 def _profile(name: str) -> pl.Expr:
@@ -163,8 +208,10 @@ def read_pm100(
         raise WorkloadError(f"sample_period must be positive, got {sample_period!r}")
     frame = _open(path)
     if frame.height == 0:
-        raise WorkloadError(f"{path}: no rows (columns: {frame.columns})")
+        raise WorkloadError(f"{path}: no rows (columns: {shorten(frame.columns, 200)})")
 
+    original = frame
+    frame, own = _clean(frame, source)
     start, end = _seconds(frame, "start_time"), _seconds(frame, "end_time")
     run_time = pl.col("run_time").cast(pl.Float64)
     exprs: list[pl.Expr] = [
@@ -196,7 +243,7 @@ def read_pm100(
             value = _seconds(frame, name) if name in _TIMES else pl.col(name)
             exprs.append(value.alias(f"pm100_{name}"))
     exprs += [
-        (pl.int_range(pl.len(), dtype=pl.Int64) + 1).alias(_LINE),
+        pl.col(_LINE),
         pl.concat_str(
             [
                 pl.format("{}={}", pl.lit(c), pl.col(c).cast(pl.Utf8).fill_null("null"))
@@ -207,10 +254,15 @@ def read_pm100(
         ).alias(_RAW),
     ]
     jobs = frame.select(exprs)
-    texts = jobs[_RAW]  # a reject's raw: the key PM100 fields of its row (line = 1-based row)
+    texts = dict(zip(jobs[_LINE], jobs[_RAW], strict=True))  # a reject's raw: the key PM100 fields of its row
 
     def row_text(line: int) -> str:
-        return texts[line - 1]
+        if line in texts:
+            return texts[line]
+        row = original.row(line - 1, named=True)
+        return " ".join(f"{c}={str(row[c])[:40]}" for c in PM100_REQUIRED_COLUMNS[:5])
+
+    own_rejects = [r | {"job_id": None, "raw": row_text(int(r["line"]))} for r in own]  # type: ignore[arg-type]
 
     provenance = Provenance(
         source=source,
@@ -229,7 +281,7 @@ def read_pm100(
     )
     return finish_read(
         jobs.drop(_RAW),
-        [],
+        own_rejects,
         provenance,
         strict=strict,
         line_column=_LINE,
@@ -242,9 +294,21 @@ def read_pm100(
 def _checks(sample_period: float, length_tolerance_samples: float | None) -> list[Check]:
     """PM100's own rules, first failing one wins; the canonical rules follow."""
     n_samples = pl.col("power_profile").list.len().fill_null(0).cast(pl.Int64)
+    samples = pl.col("power_profile").cast(pl.List(pl.Float64))
     checks: list[Check] = [
         ("walltime", pl.col("walltime").is_null() | (pl.col("walltime") <= 0), "time limit unknown"),
         ("power_profile", n_samples == 0, "no power samples"),
+        ("power_profile", samples.list.drop_nulls().list.len() == 0, "power profile has only null samples"),
+        (
+            "power_profile",
+            samples.list.eval(pl.element().is_nan() | pl.element().is_infinite()).list.any(),
+            "power profile has a NaN or infinite sample",
+        ),
+        (
+            "power_profile",
+            samples.list.min() < 0,
+            pl.format("power profile has a negative sample ({} W)", samples.list.min()),
+        ),
     ]
     if length_tolerance_samples is not None:
         slack = float(length_tolerance_samples) * sample_period
@@ -278,7 +342,11 @@ def _conventions(machine_size: int | None, period: float, tolerance: float | Non
         f"energy (J) = Σ power_profile × {period:g} s",
         f"kept with a pm100_ prefix: {', '.join(PM100_KEPT_COLUMNS)} (eligible_time as epoch s); other PM100"
         " columns dropped",
-        "rejected: null or empty node_power_consumption (no power samples)",
+        "rejected: a value of a numeric column that is text, fractional (integer columns) or beyond Int64, naming"
+        " the column",
+        "rejected: null or empty node_power_consumption (no power samples), only null samples, a NaN, infinite or"
+        " negative sample; null samples among others are ignored by the statistics",
+        "rejected: power beyond the reader bounds of schema (MAX_NODE_POWER_W per node), see docs/decisions.md",
         "reject 'line' is the 1-based Parquet row number; 'raw' lists the key PM100 fields",
         "rejected: the canonical rules of schema.validate_jobs",
         "jobs sorted in queue order (submit_time, job_id)",

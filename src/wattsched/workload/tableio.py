@@ -13,7 +13,6 @@ dtypes enforced, unusable rows returned as rejects with a line number, never dro
 
 from __future__ import annotations
 
-import functools
 import gzip
 import io
 import json
@@ -33,10 +32,11 @@ from wattsched.core.schema import (
     WorkloadError,
     finish_read,
     replace_raw,
+    shorten,
 )
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
-__all__ = ["METADATA_MACHINE_SIZE", "METADATA_PROVENANCE", "read_table", "write_table"]
+__all__ = ["METADATA_MACHINE_SIZE", "METADATA_PROVENANCE", "parse_column", "read_table", "write_table"]
 
 #: Parquet schema-metadata keys written by :func:`write_table`.
 METADATA_PROVENANCE = "wattsched.provenance"
@@ -46,7 +46,8 @@ METADATA_MACHINE_SIZE = "wattsched.machine_size"
 #: round trip keeps them typed even when a column is all null).
 _KNOWN: dict[str, pl.DataType] = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS, **SWF_EXTRA_COLUMNS}
 _ROW = "__row"
-_MAX_INT = 2.0**63
+#: A non-integer text (``3.0``, ``1e3``) is an integer only below 2^53, where float64 is exact.
+_MAX_EXACT = 2.0**53
 
 
 def _kind(path: Path) -> str:
@@ -57,7 +58,7 @@ def _kind(path: Path) -> str:
     raise WorkloadError(f"{path}: not a canonical table (supported: .parquet, .csv, .csv.gz)")
 
 
-def _parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series, str]:
+def parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series, str]:
     """``(values, bad_mask, why)``: the column in ``dtype`` and which non-null values could not be read."""
     present = s.is_not_null()
     if dtype == pl.Utf8:
@@ -79,11 +80,18 @@ def _parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Serie
         if src.dtype.is_integer():
             values = src.cast(pl.Int64, strict=False)
             bad = present & values.is_null()
-            return values, bad, "is not an integer in range"
-        integral = as_float.is_finite() & (as_float == as_float.floor()) & (as_float.abs() < _MAX_INT)
-        bad = present & ~integral.fill_null(False)
-        values = as_float.zip_with(~bad, pl.Series([None] * s.len(), dtype=pl.Float64)).cast(pl.Int64)
-        return values.alias(s.name), bad, "is not an integer"
+            return values, bad, "is not an integer in the Int64 range"
+        # Text is parsed as an exact integer first, so ids above 2^53 never go through float64 (two ids one
+        # apart would collide there); only what is not plain integer text ("3.0", "1e3") takes the float path.
+        exact = (
+            src.cast(pl.Int64, strict=False) if src.dtype == pl.Utf8 else pl.Series([None] * s.len(), dtype=pl.Int64)
+        )
+        integral = as_float.is_finite() & (as_float == as_float.floor()) & (as_float.abs() < _MAX_EXACT)
+        via_float = as_float.zip_with(integral.fill_null(False), pl.Series([None] * s.len(), dtype=pl.Float64))
+        values = exact.fill_null(via_float.cast(pl.Int64))
+        bad = present & values.is_null()
+        why = "is not an integer (or beyond the exact range of an Int64)"
+        return values.alias(s.name), bad, why
     bad = present & as_float.is_null()
     return as_float.alias(s.name), bad, "is not a number"
 
@@ -100,10 +108,10 @@ def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl
         if name not in _KNOWN:
             continue
         try:
-            values, bad, why = _parse_column(frame[name], _KNOWN[name])
+            values, bad, why = parse_column(frame[name], _KNOWN[name])
         except pl.exceptions.PolarsError as exc:
             why = f"column {name!r} ({frame[name].dtype}) cannot be read as {_KNOWN[name]}"
-            raise WorkloadError(f"{source}: {why}: {exc}") from exc
+            raise WorkloadError(f"{source}: {why}: {shorten(exc, 200)}") from exc
         columns[name] = values
         fresh = bad & ~bad_any
         if fresh.any():
@@ -120,13 +128,43 @@ def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl
     return parsed.filter(~bad_any), rejects
 
 
-def _row_text(frame: pl.DataFrame) -> list[str]:
-    """Each row's original values joined by commas: the ``raw`` of a reject."""
-    cols = [c for c in frame.columns if c != _ROW]
-    text = frame.select(
-        pl.concat_str([pl.col(c).cast(pl.Utf8).fill_null("") for c in cols], separator=",").alias("raw")
-    )
-    return text["raw"].to_list()
+def _row_text(frame: pl.DataFrame, index: int) -> str:
+    """One row's original values joined by commas: the ``raw`` of a reject. Row by row in Python, so list and
+    struct columns (``power_profile``, written by ``generate m100`` and ``predict power``) print as their values
+    instead of failing a string cast of the whole column; only rejected rows are ever formatted."""
+    values = frame.row(index)
+    names = frame.columns
+    return ",".join(_cell_text(v) for n, v in zip(names, values, strict=True) if n != _ROW)
+
+
+def _cell_text(value: object) -> str:
+    """A value as reject text; a long list (a power profile of thousands of samples) shows its first 8 values
+    and its length, so a reject row stays readable."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and len(value) > 8:
+        return "[" + ", ".join(map(str, value[:8])) + f", … ({len(value)} values)]"
+    return str(value)
+
+
+def _first_line(exc: Exception) -> str:
+    """The first paragraph of a polars error, shortened: the rest are hints about inference options that do not apply
+    (every known column is read as text and parsed here)."""
+    first = str(exc).strip().split("\n\n", 1)[0]  # polars puts its hints after a blank line
+    return shorten(first or type(exc).__name__, 200)
+
+
+def _duplicated_columns(path: Path, names: list[str]) -> None:
+    """A header naming a column twice is an error naming both: polars would keep the first as is and rename the
+    second ``<name>_duplicated_0``, so one of two values would be read silently."""
+    for name in names:
+        base, sep, k = name.rpartition("_duplicated_")
+        if sep and k.isdigit() and base in names:
+            position = [i + 1 for i, n in enumerate(names) if n in (base, name)]
+            raise WorkloadError(
+                f"{path}: line 1: column {base!r} appears twice in the header (columns {position[0]} and"
+                f" {position[-1]}); rename or drop one"
+            )
 
 
 def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]]:
@@ -135,15 +173,16 @@ def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]
             meta = pq.read_schema(path).metadata or {}
             return pl.read_parquet(path), dict(meta)
         except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
-            raise WorkloadError(f"{path}: cannot read Parquet: {exc}") from exc
+            raise WorkloadError(f"{path}: cannot read Parquet: {shorten(exc, 200)}") from exc
     try:
         names = pl.read_csv(path, n_rows=0).columns
+        _duplicated_columns(path, names)
         overrides = {c: pl.Utf8 for c in names if c in _KNOWN or c in COLUMN_ALIASES}
         frame = pl.read_csv(path, schema_overrides=overrides, infer_schema_length=None)
     except pl.exceptions.NoDataError as exc:
         raise WorkloadError(f"{path}: file is empty") from exc
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise WorkloadError(f"{path}: cannot read CSV: {exc}") from exc
+        raise WorkloadError(f"{path}: cannot read CSV: {_first_line(exc)}") from exc
     return frame, {}
 
 
@@ -166,7 +205,7 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
         raise WorkloadError(f"{path}: file is empty")
     frame, meta = _read_frame(path, kind)
     if frame.height == 0:
-        raise WorkloadError(f"{path}: no data rows (columns: {frame.columns})")
+        raise WorkloadError(f"{path}: no data rows (columns: {shorten(frame.columns, 200)})")
 
     stored = _stored_provenance(meta)
     conventions: list[str] = []
@@ -185,7 +224,7 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
     if missing:
         raise WorkloadError(
             f"{path}: job table lacks required column(s) {missing}; required: {list(REQUIRED_COLUMNS)}"
-            f" (alias accepted: {COLUMN_ALIASES}); found: {frame.columns}"
+            f" (alias accepted: {COLUMN_ALIASES}); found: {shorten(frame.columns, 200)}"
         )
 
     line_offset = 2 if kind != ".parquet" else 1
@@ -193,12 +232,8 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
     parsed, parse_rejects = _parse_known(original, source, line_offset)
     parsed = parsed.with_columns((pl.col(_ROW) + line_offset).cast(pl.Int64))
 
-    @functools.cache
-    def texts() -> list[str]:  # each row's text, built only when a row is rejected
-        return _row_text(original)
-
     def row_text(line: int) -> str:
-        return texts()[line - line_offset]
+        return _row_text(original, line - line_offset)
 
     for row in parse_rejects:
         row["raw"] = row_text(row["line"])

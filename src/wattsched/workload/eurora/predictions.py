@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from wattsched.core.schema import WorkloadError
+from wattsched.core.schema import WorkloadError, shorten
 
 _TEXT = "__text"
 
@@ -41,7 +41,7 @@ def read_eurora_power_predictions(path: str | Path) -> pl.DataFrame:
     if bad.height:
         first = bad.row(0, named=True)
         raise WorkloadError(
-            f"{path}:{first['line']}: expected '<job_id>[.<host>];<non-negative watts>', got {first[_TEXT]!r}"
+            f"{path}:{first['line']}: expected '<job_id>[.<host>];<non-negative watts>', got {shorten(first[_TEXT])!r}"
             f" ({bad.height} malformed line(s))"
         )
     frame = frame.unique(["job_id", "pred_power_eurora"], keep="first", maintain_order=True)

@@ -7,16 +7,19 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from wattsched.core.schema import WorkloadError
+from wattsched.core.schema import WorkloadError, shorten
 from wattsched.workload.sacct.clock import Clock
 from wattsched.workload.sacct.record import ParsedJob, Reject, job_state, reject_row, user_code
 from wattsched.workload.sacct.units import (
+    MAX_INT,
     UNLIMITED,
     energy_or_none,
+    limit_or_none,
     parse_duration,
     parse_int,
     parse_tres,
     reqmem_gb,
+    tres_count,
     tres_gpus,
     tres_mem_gb,
 )
@@ -126,6 +129,8 @@ def _parse_text(rec: _Record, clock: Clock, size_unit: str, header_names: dict[s
         walltime = parse_duration(f["timelimit"], header_names["timelimit"], 60.0)
     else:
         walltime = None
+    if walltime is not None:  # NO_VAL / INFINITE minutes: no limit
+        walltime = None if limit_or_none(walltime / 60.0) is None else walltime
     if get("elapsedraw") is not None:
         elapsed = float(integer("elapsedraw") or 0)
     elif get("elapsed") is not None:
@@ -134,14 +139,18 @@ def _parse_text(rec: _Record, clock: Clock, size_unit: str, header_names: dict[s
         elapsed = None
     nnodes = integer("nnodes")
     ncpus = integer("ncpus") if "ncpus" in f else integer("alloccpus")
-    if nnodes is None and "node" in alloc:
-        nnodes = parse_int(alloc["node"], "AllocTRES node")
-    if ncpus is None and "cpu" in alloc:
-        ncpus = parse_int(alloc["cpu"], "AllocTRES cpu")
+    alloc_name, req_name = header_names.get("alloctres", "AllocTRES"), header_names.get("reqtres", "ReqTRES")
+    if nnodes is None:
+        nnodes = tres_count(alloc, "node", alloc_name)
+    if ncpus is None:
+        ncpus = tres_count(alloc, "cpu", alloc_name)
     energy_raw = integer("consumedenergyraw")
-    if energy_raw is None and "energy" in alloc:
-        energy_raw = parse_int(alloc["energy"], "AllocTRES energy")
-    gpus = tres_gpus(alloc) if tres_gpus(alloc) is not None else tres_gpus(req)
+    if energy_raw is None:
+        energy_raw = tres_count(alloc, "energy", alloc_name)
+    gpus = tres_gpus(alloc, alloc_name)
+    gpus = gpus if gpus is not None else tres_gpus(req, req_name)
+    mem_alloc = tres_mem_gb(alloc.get("mem"), alloc_name)
+    mem_req = tres_mem_gb(req.get("mem"), req_name)
     user, group = get("user"), get("group")
     uid, gid = integer("uid"), integer("gid")
     return {
@@ -152,7 +161,7 @@ def _parse_text(rec: _Record, clock: Clock, size_unit: str, header_names: dict[s
         "group_id": gid if gid is not None else (user_code(group) if group else None),
         "name": f.get("jobname"), "partition": get("partition"), "state": job_state(get("state")),
         "gpus": gpus, "energy": energy_or_none(energy_raw),
-        "mem": tres_mem_gb(alloc.get("mem") or req.get("mem"))
+        "mem": (mem_alloc if mem_alloc is not None else mem_req)
         or reqmem_gb(get("reqmem"), ncpus, nnodes, header_names.get("reqmem", "ReqMem")),
         "sacct_job_id": get("jobid"), "sacct_user": user, "sacct_qos": get("qos"), "sacct_account": get("account"),
         "sacct_exit_code": get("exitcode"), "sacct_nodelist": get("nodelist"),
@@ -169,6 +178,8 @@ def _job_id(text: str, from_raw: bool, field: str) -> tuple[str, int | None, str
     key = text.split(".", 1)[0]
     if step is not None:
         return key, None, step
+    if int(base) > MAX_INT:
+        raise Reject(field, f"job id {text[:40]!r} is beyond the Int64 range")
     if sep is None:
         return key, int(base), None
     if sep == "+" and sub == "0":
@@ -212,7 +223,8 @@ def read_parsable(
     header_names = dict(zip(names, header_raw, strict=True))
     if not {"jobidraw", "jobid"} & set(names):
         raise WorkloadError(
-            f"{source}: first line is not a sacct header with JobIDRaw or JobID (delimiter {delim!r}): {lines[start]!r}"
+            f"{source}: first line is not a sacct header with JobIDRaw or JobID (delimiter {delim!r}):"
+            f" {shorten(lines[start])!r}"
         )
     wanted = {"submit": "Submit", "size": "NNodes" if size_unit == "nodes" else "NCPUS"}
     has_size = (
@@ -222,7 +234,7 @@ def read_parsable(
     )
     missing = [v for k, v in wanted.items() if (k == "size" and not has_size) or (k == "submit" and k not in names)]
     if missing:
-        raise WorkloadError(f"{source}: sacct header lacks {missing} (header: {header_raw})")
+        raise WorkloadError(f"{source}: sacct header lacks {missing} (header: {shorten(header_raw, 200)})")
     while lines and not lines[-1].strip():
         lines.pop()
     records, n_blank = _records(lines[start + 1 :], start + 2, names, delim)

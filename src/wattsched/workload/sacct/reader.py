@@ -115,6 +115,15 @@ def read_sacct(
             why = f"job has not ended (End unknown, state {v['state']}): run time not final"
             rejects.append(reject_row(source, line, jid, Reject("End", why), raw))
             continue
+        submit_field = "time.submission" if is_json else "Submit"
+        if v["submit"] is not None and v["submit"] > v["start"]:
+            why = f"Submit ({v['submit']:.0f}) is after Start ({v['start']:.0f}): the record's times are inconsistent"
+            rejects.append(reject_row(source, line, jid, Reject(submit_field, why), raw))
+            continue
+        if v["end"] < v["start"]:
+            why = f"End ({v['end']:.0f}) is before Start ({v['start']:.0f}): the record's times are inconsistent"
+            rejects.append(reject_row(source, line, jid, Reject("time.end" if is_json else "End", why), raw))
+            continue
         runtime = v["elapsed"] if v["elapsed"] is not None else v["end"] - v["start"]
         walltime = v["walltime"]
         if walltime is None and walltime_fallback is not None:
@@ -122,7 +131,10 @@ def read_sacct(
             n_fallback += 1
         if walltime is None:
             field = "time.limit" if is_json else "TimelimitRaw"
-            why = "walltime unknown (UNLIMITED, Partition_Limit or empty time limit)"
+            why = (
+                "walltime unknown (UNLIMITED, Partition_Limit, Slurm's 4294967295 'no limit' or an empty time"
+                " limit); give walltime_fallback to keep such jobs"
+            )
             rejects.append(reject_row(source, line, jid, Reject(field, why), raw))
             continue
         rows.append({
@@ -176,9 +188,9 @@ def _conventions(
         "job_id = JobIDRaw (else JobID: 123+0 → 123; array tasks, het components > 0, pending array summaries"
         " rejected); non-integer ids rejected",
         "submit_time = Submit; trace_start_time / trace_end_time = Start / End; sacct_eligible_time = Eligible",
-        f"walltime = TimelimitRaw × 60 (else Timelimit); UNLIMITED / Partition_Limit / empty {fb}",
+        f"walltime = TimelimitRaw × 60 (else Timelimit); UNLIMITED / Partition_Limit / 4294967294-5 / empty {fb}",
         "runtime = ElapsedRaw (else Elapsed, else End − Start)",
-        "rejected: never started (no Start), not ended (no End)",
+        "rejected: never started (no Start), not ended (no End), Submit after Start, End before Start",
         f"size = {size} (unit: {size_unit}); cores = NCPUS; gpus = AllocTRES (else ReqTRES) gres/gpu;"
         " mem = TRES mem in GB (base 1024)",
         "energy = ConsumedEnergyRaw (J), else AllocTRES energy; 0 and NO_VAL are null",

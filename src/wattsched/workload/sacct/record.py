@@ -20,7 +20,8 @@ class Reject(Exception):
 
 
 def reject_row(source: str, line: int, job_id: int | None, exc: Reject, raw: str) -> dict[str, Any]:
-    return {"source": source, "line": line, "job_id": job_id, "field": exc.field, "reason": exc.reason, "raw": raw}
+    field = exc.field or "record"  # a problem of the whole record (field count, layout) names the record
+    return {"source": source, "line": line, "job_id": job_id, "field": field, "reason": exc.reason, "raw": raw}
 
 
 def user_code(name: str) -> int:

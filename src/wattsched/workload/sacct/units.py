@@ -13,6 +13,16 @@ from wattsched.workload.sacct.record import Reject
 UNLIMITED = frozenset({"unlimited", "partition_limit", "infinite", "", "none", "unknown"})
 _MEM_UNITS = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _NO_VAL_MIN = 2**63  # Slurm's NO_VAL64 / INFINITE64 sentinels are larger
+#: Slurm's 32-bit time-limit sentinels: NO_VAL (0xFFFFFFFE) and INFINITE (0xFFFFFFFF) minutes mean "no limit"
+#: (read as 8,171 years they would dominate every walltime statistic); they become an unknown limit.
+LIMIT_SENTINEL_MIN = 0xFFFFFFFE
+#: Largest integer a column can hold (Int64); a longer number is a corrupt field, rejected before it overflows.
+MAX_INT = 2**63 - 1
+
+
+def limit_or_none(minutes: float | None) -> float | None:
+    """A time limit in minutes, or None for Slurm's NO_VAL / INFINITE sentinels (no limit)."""
+    return None if minutes is None or minutes >= LIMIT_SENTINEL_MIN else minutes
 
 
 def parse_int(text: str, what: str) -> int | None:
@@ -21,9 +31,27 @@ def parse_int(text: str, what: str) -> int | None:
     if text == "":
         return None
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        raise Reject(what, f"{what} {text!r} is not an integer") from None
+        raise Reject(what, f"{what} {text[:40]!r} is not an integer") from None
+    if abs(value) > MAX_INT:
+        raise Reject(what, f"{what} {text[:40]!r} is beyond the Int64 range")
+    return value
+
+
+def tres_count(tres: dict[str, str], key: str, what: str) -> int | None:
+    """The integer count of ``key`` in a TRES dict (None when absent); text or a fraction is a reject naming
+    ``what`` (the TRES field) and the key."""
+    text = tres.get(key)
+    if text is None or text.strip() == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise Reject(what, f"{what} {key}={text[:40]!r} is not a count") from None
+    if not (value == value and abs(value) <= MAX_INT and value == int(value)) or value < 0:
+        raise Reject(what, f"{what} {key}={text[:40]!r} is not a non-negative whole count")
+    return int(value)
 
 
 def parse_duration(text: str, what: str, bare_unit: float) -> float | None:
@@ -59,13 +87,13 @@ def parse_tres(text: str) -> dict[str, str]:
     return out
 
 
-def tres_mem_gb(text: str | None) -> float | None:
-    """A TRES memory amount (MB when bare, K/M/G/T/P suffix base 1024) in GB."""
+def tres_mem_gb(text: str | None, what: str = "TRES mem") -> float | None:
+    """A TRES memory amount (MB when bare, K/M/G/T/P suffix base 1024) in GB; other text is a reject."""
     if not text:
         return None
-    m = re.fullmatch(r"([\d.]+)([KMGTP]?)", text.strip(), re.IGNORECASE)
+    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)([KMGTP]?)", text.strip(), re.IGNORECASE)
     if not m:
-        return None
+        raise Reject(what, f"{what} mem={text[:40]!r} is not a memory amount such as 16G")
     return float(m.group(1)) * _MEM_UNITS[m.group(2).upper()] / 1024.0
 
 
@@ -83,11 +111,11 @@ def reqmem_gb(text: str | None, ncpus: int | None, nnodes: int | None, field: st
     return None if amount == 0 or factor is None else amount * factor
 
 
-def tres_gpus(tres: dict[str, str]) -> int | None:
+def tres_gpus(tres: dict[str, str], what: str = "TRES") -> int | None:
     """GPUs of a TRES dict: ``gres/gpu``, else the typed ``gres/gpu:<type>`` counts summed, else null."""
     if "gres/gpu" in tres:
-        return int(float(tres["gres/gpu"]))
-    typed = [int(float(v)) for k, v in tres.items() if k.startswith("gres/gpu:")]
+        return tres_count(tres, "gres/gpu", what)
+    typed = [tres_count(tres, k, what) or 0 for k in tres if k.startswith("gres/gpu:")]
     return sum(typed) if typed else None
 
 

@@ -196,11 +196,11 @@ def parse_line_slow(raw: bytes) -> tuple[list[float] | None, str | None, str | N
     for j in range(N_FIELDS):
         name = SWF_FIELDS[j]
         if not _NUMBER_RE.fullmatch(tokens[j]):
-            text = tokens[j].decode("utf-8", errors="replace")
+            text = tokens[j].decode("utf-8", errors="replace")[:40]
             return None, name, f"non-numeric value {text!r} in field {j + 1} ({name})", job_id
         value = float(tokens[j])
         if name in INT_FIELDS and not (math.isfinite(value) and value == int(value) and abs(value) <= 2**53):
-            text = tokens[j].decode("utf-8", errors="replace")
+            text = tokens[j].decode("utf-8", errors="replace")[:40]
             return None, name, f"value {text!r} in field {j + 1} ({name}) is not an integer", job_id
         values.append(value)
     return values, None, None, job_id
