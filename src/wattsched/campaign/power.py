@@ -33,7 +33,7 @@ from wattsched.campaign.spec import (
     workload_variants,
 )
 from wattsched.campaign.summary import campaign_summary, cost_summary, paper_summary
-from wattsched.campaign.workloads import load_workload_spec, store_windows, window_path
+from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import atomic_parquet, atomic_write, run_id, write_result
@@ -103,7 +103,7 @@ def execute_power_run(run: Run, out_dir: str) -> dict[str, Any]:
     row.update(
         {
             "jobs": result.jobs.height,
-            "rejected": result.rejects.height,
+            "rejected": rejected_count(read, result.rejects.height),
             "prestate": window.get("prestate", "none") if isinstance(window, dict) else "none",
             "prestarted": int(read.jobs["prestarted"].sum()) if "prestarted" in read.jobs.columns else 0,
             "requeued": int(read.jobs["requeued"].sum()) if "requeued" in read.jobs.columns else 0,

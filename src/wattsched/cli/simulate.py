@@ -10,7 +10,17 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, err, fail, parse_window, progress_bar
+from wattsched.cli.common import (
+    PROGRESS_THRESHOLD,
+    ColumnsOption,
+    OutputFormat,
+    console,
+    err,
+    fail,
+    parse_window,
+    progress_bar,
+    report_rejects,
+)
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
@@ -96,6 +106,7 @@ def simulate(
             "decides), prestart (running ones started at 0 without a check) or drop."
         ),
     ] = "requeue",
+    columns: ColumnsOption = None,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
@@ -105,7 +116,7 @@ def simulate(
     from wattsched.workload.load import load_workload
 
     try:
-        read = load_workload(workload, machine_size=machine_size, strict=strict)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, columns=columns)
         if machine_size is None and not read.provenance.machine_size and platform is not None:
             # a default from what is known: the platform's node count when the workload declares no size
             from wattsched.power.platform import load_platform  # deferred with the rest of the toolkit
@@ -157,6 +168,7 @@ def simulate(
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     _print_summary(run.summary, title=f"{policy} on {workload.name}")
+    report_rejects(run.rejects, run.provenance.format)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
