@@ -115,7 +115,9 @@ def test_campaign_results_count_the_source_rejects(tmp_path: Path) -> None:
         "machine_size = 8\n"
     )
     out = tmp_path / "c"
-    run_experiment(load_experiment(spec), out, workers=1)
+    logged: list[str] = []
+    run_experiment(load_experiment(spec), out, workers=1, log=logged.append)
+    assert any("workload t: 20 rejected: run time is negative (20; first: line 11, 21, 31, …)" in m for m in logged)
     results = load_results(out)
     assert results["rejected"].to_list() == [20] and results["jobs"].to_list() == [180]
     assert pl.read_parquet(out / "workloads" / "t.rejects.parquet").height == 20

@@ -114,7 +114,7 @@ class QueueExperiment(Experiment):
         runs: list[Run] = []
         for wl, seed, name in variants(self.spec.workloads, self.spec.seeds):
             t = time.perf_counter()
-            windows = store_windows(load_workload_spec(wl, seed), wl, seed, name, out)
+            windows = store_windows(load_workload_spec(wl, seed), wl, seed, name, out, log)
             log(f"prepared workload {name}: {len(windows)} window(s) in {time.perf_counter() - t:.1f} s")
             for window in windows:
                 for policy in self.spec.policies:

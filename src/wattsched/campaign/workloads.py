@@ -5,10 +5,12 @@ Parquet job table under ``DIR/workloads/`` (its provenance and window header kep
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from wattsched.campaign.spec import WorkloadSpec
-from wattsched.core.rejects import write_rejects
+from wattsched.core.experiment import no_log
+from wattsched.core.rejects import record_unit, rejects_summary, write_rejects
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import CampaignError, atomic_path
 from wattsched.engine.windows import WindowSpec, cut_windows
@@ -42,12 +44,16 @@ def store_table(read: ReadResult, path: Path) -> None:
         write_table(read.jobs, tmp, provenance=read.provenance)
 
 
-def store_windows(read: ReadResult, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
+def store_windows(
+    read: ReadResult, wl: WorkloadSpec, seed: int, name: str, out: Path, log: Callable[[str], None] = no_log
+) -> list[str]:
     """Cut ``read`` into the windows of ``wl`` (the whole workload when it has none), store each under
-    ``out/workloads/`` and return their ids (``<name>-wNN``, or ``name``)."""
+    ``out/workloads/`` and return their ids (``<name>-wNN``, or ``name``). The rejects of the source are stored
+    as ``out/workloads/<name>.rejects.parquet`` and logged by reason."""
     (out / WORKLOADS).mkdir(parents=True, exist_ok=True)
     if read.rejects.height:
-        write_rejects(read.rejects, out / WORKLOADS / f"{name}.rejects.parquet")
+        kept = write_rejects(read.rejects, out / WORKLOADS / f"{name}.rejects.parquet")
+        log(f"workload {name}: {rejects_summary(read.rejects, record_unit(read.provenance.format))} (in {kept})")
     header = {**read.provenance.header, SOURCE_REJECTED: read.rejects.height}
     read = read._replace(provenance=dataclasses.replace(read.provenance, header=header))
     if wl.windows is None:
