@@ -88,7 +88,7 @@ def test_runtime_derived_from_start_and_end(tmp_path: Path) -> None:
     mapping = tmp_path / "map.toml"
     mapping.write_text(
         '[columns]\njob_id = "id"\nsubmit_time = "queued"\nruntime = "ended - started"\n'
-        'walltime = "limit_h * 3600"\nsize = \'"nodes n"\'\n'
+        'walltime = "limit_h * 3600"\nsize = "nodes n"\n'
     )
     read = load_workload(path, columns=str(mapping))
     assert read.jobs["runtime"].to_list() == [60.0, 0.0]
@@ -137,3 +137,19 @@ def test_campaign_workload_columns(tmp_path: Path) -> None:
         WorkloadSpec(name="m100", path=path, columns={"runtime": "run_time +"})
     with pytest.raises(ValueError, match="'columns' maps a job table's columns; it needs 'path'"):
         WorkloadSpec(name="g", generate={"model": "m100", "jobs": 10}, columns={"size": "n"})
+
+
+def test_text_dates_in_a_csv_through_expressions(tmp_path: Path) -> None:
+    path = tmp_path / "sacct-like.csv"
+    path.write_text(
+        "JobID,Submit,Start,End,NNodes,Limit\n"
+        "7,2024-03-01T10:00:00,2024-03-01T10:05:00,2024-03-01T11:05:00,4,7200\n"
+        "8,2024-03-01T10:01:00,2024-03-01T10:06:00,2024-03-01T10:06:30,1,60\n"
+    )
+    read = load_workload(
+        path,
+        columns='job_id=JobID,submit_time=TIMESTAMP(Submit),runtime=TIMESTAMP("End") - TIMESTAMP("Start"),'
+        "size=NNodes,walltime=Limit",  # Limit, End and Start are SQL keywords: alone a name, quoted in expressions
+    )
+    assert read.jobs["runtime"].to_list() == [3600.0, 30.0]
+    assert read.jobs["submit_time"].to_list() == [1709287200.0, 1709287260.0]

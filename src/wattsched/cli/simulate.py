@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 
 def simulate(
-    workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
+    workload: Annotated[
+        Path, typer.Option(help="SWF, job table (.parquet, .csv), Batsim or sacct JSON, sacct text, PM100, Eurora.")
+    ],
     policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,

@@ -6,11 +6,12 @@ source column it comes from, or an expression over the source columns::
     --columns runtime=run_time,size=num_nodes_alloc,walltime="time_limit * 60"
     --columns m100.toml              # a file: [columns] runtime = "run_time" …, or the keys at top level
 
-Expressions are SQL expressions as polars parses them (``pl.sql_expr``: arithmetic, ``CASE``, ``COALESCE``, casts;
-a name that is not a plain identifier is quoted, ``"run time"``), so a duration can be derived
-(``runtime = "end_time - start_time"``) without a preset per site: a preset would fit one table, an expression
-fits any. Datetimes and durations become seconds as in every table (``workload/tableio.py``). Columns the mapping
-does not name are kept as they are, so an unmapped canonical column still counts.
+A source that names a column of the table is that column (whatever its spelling); anything else is an SQL expression
+as polars parses it (``pl.sql_expr``: arithmetic, ``CASE``, ``COALESCE``, ``TIMESTAMP(text)``; inside an expression,
+a name that is not a plain identifier or is an SQL keyword is quoted: ``"End" - "Start"``), so a duration can be
+derived (``runtime = "end_time - start_time"``) without a preset per site: a preset would fit one table, an
+expression fits any. Datetimes and durations become seconds as in every table (``workload/tableio.py``). Columns the
+mapping does not name are kept as they are, so an unmapped canonical column still counts.
 
 The mapping applies to job tables (Parquet, CSV) only: SWF, sacct, Batsim, PM100 and Eurora have fixed layouts.
 :func:`wattsched.workload.load.load_workload` passes it to the table reader, the one place it is applied.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -33,6 +34,7 @@ __all__ = ["ColumnMap", "apply_columns", "describe_columns", "parse_columns"]
 ColumnMap = dict[str, str]
 
 _TARGET = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME_LIKE = re.compile(r"^[\w .:/-]+$")
 # an item boundary: a comma followed by `name=` (so commas inside an expression, e.g. COALESCE(a, b), stay)
 _ITEM = re.compile(r",\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=(?!=))")
 
@@ -94,20 +96,29 @@ def _checked(mapping: dict[str, object], where: str) -> ColumnMap:
         if not isinstance(source, str) or not source.strip():
             raise WorkloadError(f"{where}: column {target!r} must map to a source column or an expression (text)")
         try:
-            pl.sql_expr(source)
+            _expr(source)
         except pl.exceptions.PolarsError as exc:
+            if _NAME_LIKE.match(source.strip()):  # maybe a column named "run time": the table will tell
+                out[str(target)] = source.strip()
+                continue
             raise WorkloadError(f"{where}: {target} = {source!r} is not a column or SQL expression: {exc}") from exc
         out[str(target)] = source.strip()
     return out
+
+
+def _expr(text: str, columns: Sequence[str] = ()) -> pl.Expr:
+    """A source column by its name (a plain name, or any column of the table: ``Limit`` or ``End`` are SQL
+    keywords, ``run time`` has a space), else the SQL expression."""
+    if text in columns or _TARGET.match(text):
+        return pl.col(text)
+    return pl.sql_expr(text)
 
 
 def apply_columns(frame: pl.DataFrame, mapping: ColumnMap, source: str) -> pl.DataFrame:
     """``frame`` with each mapped column computed from its source (replacing a column of that name); a source
     column that does not exist or an expression that fails is a :class:`WorkloadError` naming the file, the
     mapping item and the columns found."""
-    exprs = []
-    for target, text in mapping.items():
-        exprs.append(pl.sql_expr(text).alias(target))
+    exprs = [_expr(text, frame.columns).alias(target) for target, text in mapping.items()]
     try:
         return frame.with_columns(exprs)
     except pl.exceptions.ColumnNotFoundError as exc:
@@ -124,7 +135,7 @@ def apply_columns(frame: pl.DataFrame, mapping: ColumnMap, source: str) -> pl.Da
 
 def _evaluates(frame: pl.DataFrame, text: str) -> bool:
     try:
-        frame.head(1).select(pl.sql_expr(text))
+        frame.head(1).select(_expr(text, frame.columns))
     except pl.exceptions.PolarsError:
         return False
     return True
