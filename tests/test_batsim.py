@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import polars as pl
@@ -154,6 +155,9 @@ def test_json_is_told_apart_by_content(tmp_path) -> None:
         json.dumps(_doc([{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 5}}))
     )
     assert load_workload(batsim).provenance.format == "batsim"
+    gz = tmp_path / "workload.json.gz"
+    gz.write_bytes(gzip.compress(batsim.read_bytes()))
+    assert load_workload(gz).jobs.equals(load_workload(batsim).jobs)
     sacct = tmp_path / "sacct.json"
     sacct.write_text(json.dumps({"jobs": [{"job_id": "abc", "time": {}}]}))
     with pytest.raises(WorkloadError) as err:  # read by the sacct reader, which rejects its only job
