@@ -205,8 +205,9 @@ def test_load_workload_dispatch(tmp_path: Path) -> None:
         write_table(result.jobs, tmp_path / name)
         back = load_workload(tmp_path / name, machine_size=4)
         assert back.jobs.equals(result.jobs) and back.provenance.machine_size == 4
+    (tmp_path / "jobs.xyz").write_text("neither SWF, sacct nor JSON\n")
     with pytest.raises(WorkloadError) as err:
-        load_workload(tmp_path / "jobs.json")
+        load_workload(tmp_path / "jobs.xyz")
     assert all(s in str(err.value) for s in SUPPORTED_SUFFIXES)
     with pytest.raises(WorkloadError, match="does not exist"):
         load_workload(tmp_path / "missing.swf")

@@ -33,7 +33,7 @@ from wattsched.campaign.spec import (
     workload_variants,
 )
 from wattsched.campaign.summary import campaign_summary, cost_summary, paper_summary
-from wattsched.campaign.workloads import load_workload_spec, store_windows, window_path
+from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import atomic_parquet, atomic_write, run_id, write_result
@@ -54,7 +54,9 @@ def spec_hash(spec: CampaignSpec) -> str:
     return run_id(spec.model_dump(mode="json", exclude={"kind"}))
 
 
-def prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
+def prepare_workload(
+    spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path, log: Callable[[str], None] = no_log
+) -> list[str]:
     """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
     window ids."""
     read = load_workload_spec(wl, seed)
@@ -77,7 +79,7 @@ def prepare_workload(spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str,
         atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), out / PREDICTIONS / f"{name}.parquet")
         atomic_write(out / PREDICTIONS / f"{name}.json", json.dumps(pred.report, indent=2, default=str))
         read = ReadResult(pred.jobs, read.rejects, read.provenance)
-    return store_windows(read, wl, seed, name, out)
+    return store_windows(read, wl, seed, name, out, log)
 
 
 def execute_power_run(run: Run, out_dir: str) -> dict[str, Any]:
@@ -103,7 +105,7 @@ def execute_power_run(run: Run, out_dir: str) -> dict[str, Any]:
     row.update(
         {
             "jobs": result.jobs.height,
-            "rejected": result.rejects.height,
+            "rejected": rejected_count(read, result.rejects.height),
             "prestate": window.get("prestate", "none") if isinstance(window, dict) else "none",
             "prestarted": int(read.jobs["prestarted"].sum()) if "prestarted" in read.jobs.columns else 0,
             "requeued": int(read.jobs["requeued"].sum()) if "requeued" in read.jobs.columns else 0,
@@ -144,7 +146,7 @@ class PowerExperiment(Experiment):
         self._windows = {}
         for wl, seed, name in workload_variants(self.spec):
             t = time.perf_counter()
-            self._windows[name] = prepare_workload(self.spec, wl, seed, name, out)
+            self._windows[name] = prepare_workload(self.spec, wl, seed, name, out, log)
             log(f"prepared workload {name}: {len(self._windows[name])} window(s) in {time.perf_counter() - t:.1f} s")
         return expand_runs(self.spec, self._windows)
 

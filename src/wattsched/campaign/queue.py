@@ -32,7 +32,7 @@ from pydantic import Field, field_validator, model_validator
 
 from wattsched.api import run_policy
 from wattsched.campaign.spec import WorkloadSpec, variants
-from wattsched.campaign.workloads import load_workload_spec, store_windows, window_path
+from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.spec import StrictModel
 from wattsched.core.store import run_id, write_result
@@ -89,7 +89,7 @@ def execute_queue_run(run: Run, out_dir: str, runtime_estimate: str | None) -> d
     row: dict[str, Any] = {
         **run,
         "jobs": result.jobs.height,
-        "rejected": result.rejects.height,
+        "rejected": rejected_count(read, result.rejects.height),
         "prestate": window.get("prestate", "none") if isinstance(window, dict) else "none",
         **{f"m_{k}": v for k, v in result.summary["metrics"].items() if isinstance(v, int | float) or v is None},
         "simulation_s": result.result.elapsed_s,
@@ -114,7 +114,7 @@ class QueueExperiment(Experiment):
         runs: list[Run] = []
         for wl, seed, name in variants(self.spec.workloads, self.spec.seeds):
             t = time.perf_counter()
-            windows = store_windows(load_workload_spec(wl, seed), wl, seed, name, out)
+            windows = store_windows(load_workload_spec(wl, seed), wl, seed, name, out, log)
             log(f"prepared workload {name}: {len(windows)} window(s) in {time.perf_counter() - t:.1f} s")
             for window in windows:
                 for policy in self.spec.policies:

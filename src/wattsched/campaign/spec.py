@@ -49,6 +49,7 @@ from wattsched.policies.powercheck import PowerCheck
 from wattsched.policies.registry import POLICIES
 from wattsched.power.run import POWER_SOURCES
 from wattsched.predict.registry import POWER_PREDICTORS
+from wattsched.workload.columns import parse_columns
 
 
 class GenerateSpec(StrictModel):
@@ -106,11 +107,21 @@ class WorkloadSpec(StrictModel):
     generate: GenerateSpec | None = None
     windows: WindowsSpec | None = None
     machine_size: int | None = Field(default=None, gt=0)
+    # a job table's column mapping (workload/columns.py); left out of the dump when unset, so specs written
+    # before the field keep their hash and resume
+    columns: dict[str, str] | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @field_validator("columns")
+    @classmethod
+    def _columns(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        return parse_columns(v, option="columns")
 
     @model_validator(mode="after")
     def _one_source(self) -> WorkloadSpec:
         if (self.path is None) == (self.generate is None):
             raise ValueError(f"workload {self.name!r} needs exactly one of 'path' or 'generate'")
+        if self.columns is not None and self.path is None:
+            raise ValueError(f"workload {self.name!r}: 'columns' maps a job table's columns; it needs 'path'")
         return self
 
 

@@ -4,9 +4,13 @@ Parquet job table under ``DIR/workloads/`` (its provenance and window header kep
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from wattsched.campaign.spec import WorkloadSpec
+from wattsched.core.experiment import no_log
+from wattsched.core.rejects import record_unit, rejects_summary, write_rejects
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import CampaignError, atomic_path
 from wattsched.engine.windows import WindowSpec, cut_windows
@@ -15,13 +19,16 @@ from wattsched.workload.load import load_workload
 from wattsched.workload.tableio import write_table
 
 WORKLOADS = "workloads"
+#: Window provenance header key: the records of the workload's source rejected on reading (a window stored as a
+#: job table keeps no rejects, so its runs would otherwise report 0).
+SOURCE_REJECTED = "source_rejected"
 
 
 def load_workload_spec(wl: WorkloadSpec, seed: int) -> ReadResult:
     """The workload of ``wl`` for grid seed ``seed``: read from its file, or generated with its seed offset by
     ``seed`` (before windows are cut)."""
     if wl.path is not None:
-        return load_workload(wl.path, machine_size=wl.machine_size)
+        return load_workload(wl.path, machine_size=wl.machine_size, columns=wl.columns)
     g = wl.generate
     assert g is not None  # the spec has exactly one of path and generate
     if g.model == "m100":
@@ -37,10 +44,18 @@ def store_table(read: ReadResult, path: Path) -> None:
         write_table(read.jobs, tmp, provenance=read.provenance)
 
 
-def store_windows(read: ReadResult, wl: WorkloadSpec, seed: int, name: str, out: Path) -> list[str]:
+def store_windows(
+    read: ReadResult, wl: WorkloadSpec, seed: int, name: str, out: Path, log: Callable[[str], None] = no_log
+) -> list[str]:
     """Cut ``read`` into the windows of ``wl`` (the whole workload when it has none), store each under
-    ``out/workloads/`` and return their ids (``<name>-wNN``, or ``name``)."""
+    ``out/workloads/`` and return their ids (``<name>-wNN``, or ``name``). The rejects of the source are stored
+    as ``out/workloads/<name>.rejects.parquet`` and logged by reason."""
     (out / WORKLOADS).mkdir(parents=True, exist_ok=True)
+    if read.rejects.height:
+        kept = write_rejects(read.rejects, out / WORKLOADS / f"{name}.rejects.parquet")
+        log(f"workload {name}: {rejects_summary(read.rejects, record_unit(read.provenance.format))} (in {kept})")
+    header = {**read.provenance.header, SOURCE_REJECTED: read.rejects.height}
+    read = read._replace(provenance=dataclasses.replace(read.provenance, header=header))
     if wl.windows is None:
         store_table(read, out / WORKLOADS / f"{name}.parquet")
         return [name]
@@ -59,3 +74,9 @@ def store_windows(read: ReadResult, wl: WorkloadSpec, seed: int, name: str, out:
 def window_path(out: Path, window: str) -> Path:
     """Where a run finds its workload window."""
     return out / WORKLOADS / f"{window}.parquet"
+
+
+def rejected_count(read: ReadResult, run_rejects: int) -> int:
+    """A run's true ``rejected``: the records of its workload's source rejected on reading (the same for each
+    window of it; listed in ``workloads/<name>.rejects.parquet``) plus the jobs the run itself rejected."""
+    return int(read.provenance.header.get(SOURCE_REJECTED, 0) or 0) + run_rejects

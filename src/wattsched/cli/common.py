@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import polars as pl
@@ -16,6 +17,7 @@ from rich.table import Table
 
 __all__ = [
     "PROGRESS_THRESHOLD",
+    "ColumnsOption",
     "OutputFormat",
     "TimezoneOption",
     "console",
@@ -25,6 +27,7 @@ __all__ = [
     "parse_window",
     "print_table",
     "progress_bar",
+    "report_rejects",
     "track",
     "warn_ignored_timezone",
 ]
@@ -51,6 +54,30 @@ def fail(message: str) -> NoReturn:
     markup) and exit with code 2, click's code for a usage error."""
     err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code=2)
+
+
+#: ``--columns`` of every command that reads a workload (applied once, in ``workload.load.load_workload``).
+ColumnsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        help="Map a job table's columns: target=source,... (a source is a column or an SQL expression, e.g. "
+        "walltime=time_limit*60), or a TOML file of them; see docs/formats.md.",
+    ),
+]
+
+
+def report_rejects(rejects: pl.DataFrame, fmt: str | None, write_to: Path | None = None) -> None:
+    """Print the rejected input records by reason (count, first examples) on stderr and, when ``write_to`` is
+    given and something was rejected, write them there. ``fmt`` is the workload's ``Provenance.format`` (it says
+    whether a reject's number is a line, a row or a record)."""
+    from wattsched.core.rejects import record_unit, rejects_summary, write_rejects  # deferred with the toolkit
+
+    if rejects.is_empty():
+        return
+    err.print(rejects_summary(rejects, record_unit(fmt)), markup=False, highlight=False, soft_wrap=True)
+    if write_to is not None:
+        err.print(f"rejects: {write_rejects(rejects, write_to)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def parse_window(window: str | None, option: str = "--metrics-window") -> tuple[float, float] | None:

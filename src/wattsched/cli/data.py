@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from wattsched.cli.common import TimezoneOption, console, err, fail, warn_ignored_timezone
+from wattsched.cli.common import (
+    ColumnsOption,
+    TimezoneOption,
+    console,
+    err,
+    fail,
+    report_rejects,
+    warn_ignored_timezone,
+)
 from wattsched.core.schema import WorkloadError
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
@@ -57,16 +65,21 @@ def data_fetch(
 
 @app.command("convert")
 def data_convert(
-    input: Annotated[Path, typer.Option("--input", help="Any readable workload (SWF, parquet, csv, PM100).")],
+    input: Annotated[
+        Path, typer.Option("--input", help="Any readable workload (SWF, parquet, csv, sacct, Batsim JSON, PM100).")
+    ],
     output: Annotated[
         Path, typer.Option(help="Output by extension: .swf/.swf.gz, .parquet, .csv/.csv.gz, or .json (Batsim v4).")
     ],
     machine_size: Annotated[int | None, typer.Option(help="Machine size (when the input does not declare it).")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
     timezone: TimezoneOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
-    """Read a workload (rejects reported) and write it in another format."""
+    """Read a workload and write it in another format; rejected input records are listed by reason and written
+    to OUTPUT's stem + .rejects.parquet (.rejects.csv for a CSV output). Writing no job is an error (exit 1)."""
     # deferred: the readers and writers load numba and pyarrow; `wattsched --help` should not
+    from wattsched.core.rejects import AllRejectedError, rejects_path, write_rejects
     from wattsched.workload.batsim import write_batsim
     from wattsched.workload.load import load_workload
     from wattsched.workload.save import SAVE_FORMATS, save_workload
@@ -75,21 +88,27 @@ def data_convert(
     if not output.name.lower().endswith(endings):
         fail(f"--output must end in {', '.join(endings)}, got {output.name}")
     batsim = output.name.lower().endswith(".json")
+    where = rejects_path(output, "csv" if ".csv" in output.name.lower() else "parquet")
     try:
-        read = load_workload(input, machine_size=machine_size, strict=strict, timezone=timezone)
+        read = load_workload(input, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         if machine_size is not None:
             read = read._replace(provenance=dataclasses.replace(read.provenance, machine_size=machine_size))
-        if batsim:  # an export: load_workload does not read Batsim JSON back
+        if read.jobs.is_empty():
+            err.print(f"error: {input}: no job to write (the workload has no job records)", markup=False)
+            raise typer.Exit(code=1)
+        if batsim:
             output.parent.mkdir(parents=True, exist_ok=True)
             write_batsim(read.jobs, output, provenance=read.provenance)
         else:
             left_out = save_workload(read, output)
             if left_out:
                 err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out")
+    except AllRejectedError as exc:  # nothing written: exit 1 with the reasons, and the rejects kept
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        err.print(f"rejects: {write_rejects(exc.rejects, where)}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1) from None
     except (WorkloadError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
-    console.print(
-        f"wrote {read.jobs.height:,} jobs to {output}"
-        + (f" ({read.rejects.height:,} input lines rejected)" if read.rejects.height else "")
-    )
+    console.print(f"wrote {read.jobs.height:,} jobs to {output}", markup=False, highlight=False)
+    report_rejects(read.rejects, read.provenance.format, where)

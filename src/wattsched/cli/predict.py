@@ -10,7 +10,15 @@ import polars as pl
 import typer
 from rich.table import Table
 
-from wattsched.cli.common import TimezoneOption, console, err, fail, warn_ignored_timezone
+from wattsched.cli.common import (
+    ColumnsOption,
+    TimezoneOption,
+    console,
+    err,
+    fail,
+    report_rejects,
+    warn_ignored_timezone,
+)
 from wattsched.core.schema import ReadResult, WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
 
@@ -36,13 +44,17 @@ def _check_output(output: Path) -> None:
 
 
 def _write_predictions(jobs: pl.DataFrame, read: ReadResult, output: Path) -> None:
-    """The workload with its prediction columns; CSV cannot hold list columns (profiles), which it leaves out."""
+    """The workload with its prediction columns; CSV cannot hold list columns (profiles), which it leaves out.
+    The input's rejects are listed by reason and written next to it (``<stem>.rejects.parquet`` or ``.csv``)."""
     # deferred: the writers load pyarrow and numba; `wattsched --help` should not
+    from wattsched.core.rejects import rejects_path
     from wattsched.workload.save import save_workload
 
     left_out = save_workload(ReadResult(jobs, read.rejects, read.provenance), output)
     if left_out:
         err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out (use .parquet to keep them)")
+    where = rejects_path(output, "csv" if ".csv" in output.name.lower() else "parquet")
+    report_rejects(read.rejects, read.provenance.format, where)
 
 
 def _write_extras(run: PredictionRun, plots: Path | None, report: Path | None, what: str, unit: str) -> None:
@@ -132,6 +144,7 @@ def predict_power_cmd(
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
     timezone: TimezoneOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Predict each job's power online from finished jobs only and print the MAE report.
 
@@ -146,7 +159,7 @@ def predict_power_cmd(
     _check_output(output)
     try:
         plat = load_platform(platform)
-        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
         ml = {"cv_kind": cv_kind, "max_train_rows": max_train_rows, "t0": t0, "n_jobs": n_jobs}
@@ -194,6 +207,7 @@ def predict_runtime_cmd(
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
     timezone: TimezoneOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Predict each job's runtime online from finished jobs only and print the MAE report."""
     # deferred: the predictors load numba; `wattsched --help` should not
@@ -204,7 +218,7 @@ def predict_runtime_cmd(
     _check_output(output)
     options = {"min_prefix": min_prefix} if method == "rules" else {}
     try:
-        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         run = run_runtime_prediction(read, method, completion=completion, machine_size=machine_size, **options)
         _write_predictions(run.jobs, read, output)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from wattsched.cli.common import (
     PROGRESS_THRESHOLD,
+    ColumnsOption,
     OutputFormat,
     TimezoneOption,
     console,
@@ -19,6 +20,7 @@ from wattsched.cli.common import (
     fail,
     parse_window,
     progress_bar,
+    report_rejects,
     warn_ignored_timezone,
 )
 from wattsched.core.schema import WorkloadError
@@ -29,7 +31,9 @@ if TYPE_CHECKING:
 
 
 def simulate(
-    workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
+    workload: Annotated[
+        Path, typer.Option(help="SWF, job table (.parquet, .csv), Batsim or sacct JSON, sacct text, PM100, Eurora.")
+    ],
     policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
@@ -107,6 +111,7 @@ def simulate(
             "decides), prestart (running ones started at 0 without a check) or drop."
         ),
     ] = "requeue",
+    columns: ColumnsOption = None,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
@@ -116,7 +121,7 @@ def simulate(
     from wattsched.workload.load import load_workload
 
     try:
-        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone)
+        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         if machine_size is None and not read.provenance.machine_size and platform is not None:
             # a default from what is known: the platform's node count when the workload declares no size
@@ -169,6 +174,7 @@ def simulate(
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     _print_summary(run.summary, title=f"{policy} on {workload.name}")
+    report_rejects(run.rejects, run.provenance.format)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 

@@ -15,6 +15,7 @@ import polars as pl
 
 from wattsched.core.predictor import PredictorBase
 from wattsched.core.protocols import optional_member
+from wattsched.core.rejects import rejects_by_reason
 from wattsched.core.schema import ReadResult
 from wattsched.predict.evaluate import evaluate_power, evaluate_runtime, per_user_mae
 from wattsched.predict.online import completion_times, predict_online, prepare
@@ -32,6 +33,14 @@ class PredictionRun:
     completion: str
     per_user_mae: dict[str, np.ndarray] = field(default_factory=dict)  # for the box plots
     info: dict[str, Any] = field(default_factory=dict)  # e.g. the ML models chosen each week
+
+
+def rejected_report(read: ReadResult) -> dict[str, Any]:
+    """The input records the predictions do not cover: their count and the count per reason (the rejects
+    themselves are the caller's to write; ``wattsched predict`` puts them next to its output)."""
+    by_reason = rejects_by_reason(read.rejects)
+    counts = dict(zip(by_reason["reason"], by_reason["count"], strict=True))
+    return {"rejected": read.rejects.height, "rejected_by_reason": counts}
 
 
 def _with(jobs: pl.DataFrame, predictions: pl.DataFrame) -> pl.DataFrame:
@@ -65,6 +74,7 @@ def run_power_prediction(
     report = {
         "method": method,
         "completion": where,
+        **rejected_report(read),
         "metrics": evaluate_power(jobs, predictions),
         "global_mean_baseline": evaluate_power(jobs, baseline, predictions["has_user_history"].to_numpy()),
     }
@@ -91,7 +101,12 @@ def run_runtime_prediction(
     jobs = prepare(read.jobs)
     done, where = _completion(read, jobs, completion, machine_size)
     predictions = predict_online(make_runtime_predictor(method, **options), jobs, done)
-    report = {"method": method, "completion": where, "runtime": evaluate_runtime(jobs, predictions)}
+    report = {
+        "method": method,
+        "completion": where,
+        **rejected_report(read),
+        "runtime": evaluate_runtime(jobs, predictions),
+    }
     users = jobs["user_id"].to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, None)
     true = jobs["runtime"].to_numpy().astype(float)
     per_user = {

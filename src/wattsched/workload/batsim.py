@@ -1,13 +1,22 @@
-"""Export a canonical job table as a Batsim (v4) workload: JSON with ``nb_res``, ``jobs`` and ``profiles``.
+"""Batsim (v4) workloads: JSON with ``nb_res``, ``jobs`` and ``profiles``, written and read back.
 
-Each job becomes ``{"id": "<job_id>", "subtime", "walltime", "res", "profile"}`` with a ``delay`` profile of its
-true runtime (Batsim kills a job at its walltime itself, as wattsched does). Jobs with the same runtime share one
-profile, so a large trace stays compact. ``user_id`` and the per-node power summaries, when present, are added
-as extra job fields, which Batsim keeps and forwards to the scheduler.
+Writing: each job becomes ``{"id": "<job_id>", "subtime", "walltime", "res", "profile"}`` with a ``delay``
+profile of its true runtime (Batsim kills a job at its walltime itself, as wattsched does). Jobs with the same
+runtime share one profile, so a large trace stays compact. ``user_id`` and the per-node power summaries, when
+present, are added as extra job fields, which Batsim keeps and forwards to the scheduler.
+
+Reading (:func:`read_batsim`): ``id`` → ``job_id`` (an integer, or text holding one; Batsim's ``workload!id`` form
+keeps the part after ``!``), ``subtime`` → ``submit_time``, ``walltime`` → ``walltime`` (missing or ≤ 0: the
+run time, as for SWF), ``res`` → ``size``, the ``delay`` of the job's profile → ``runtime``, and the extra fields
+written above back as columns. ``nb_res`` is the workload's declared machine size, as an SWF header's MaxProcs.
+A job whose profile is missing or not a ``delay`` profile (``parallel``, ``parallel_homogeneous``, ``composed``,
+SMPI traces…: their run time depends on the platform model Batsim simulates) is a reject saying so; ``line`` of
+a reject is the job's 1-based position in ``jobs``.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from pathlib import Path
@@ -15,7 +24,15 @@ from typing import Any
 
 import polars as pl
 
-from wattsched.core.schema import Provenance, WorkloadError, coerce_columns, sort_queue_order
+from wattsched.core.schema import (
+    Provenance,
+    ReadResult,
+    WorkloadError,
+    coerce_columns,
+    finish_read,
+    replace_raw,
+    sort_queue_order,
+)
 
 #: Optional columns carried as extra job fields (when present and not null).
 EXTRA_FIELDS = ("user_id", "power_mean", "power_max", "power_std")
@@ -60,3 +77,156 @@ def write_batsim(
     source = provenance.source if provenance is not None else "a canonical job table"
     workload = batsim_workload(jobs, int(size), description=f"exported by wattsched from {source}")
     Path(path).write_text(json.dumps(workload, indent=1) + "\n")
+
+
+def is_batsim_doc(doc: Any) -> bool:
+    """True when a parsed JSON document is a Batsim workload: an object with ``nb_res``, or a ``jobs`` array
+    whose first entry has ``subtime``."""
+    if not isinstance(doc, dict):
+        return False
+    jobs = doc.get("jobs")
+    first = jobs[0] if isinstance(jobs, list) and jobs else None
+    return "nb_res" in doc or (isinstance(first, dict) and "subtime" in first)
+
+
+def _job_id(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.rsplit("!", 1)[-1].strip()  # "w0!12": Batsim's workload-prefixed id
+        value = int(text) if text.lstrip("-").isdigit() else None
+    if isinstance(value, int) and abs(value) < 2**63:
+        return value
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _parse_job(job: Any, profiles: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[str, str] | None]:
+    """``(row, None)`` for a usable job, ``(None, (field, reason))`` otherwise."""
+    if not isinstance(job, dict):
+        return None, ("jobs", "jobs entry is not an object")
+    jid = _job_id(job.get("id"))
+    if jid is None:
+        return None, ("id", f"job id {job.get('id')!r} is not an integer")
+    for key in ("subtime", "res"):
+        if key not in job:
+            return None, (key, f"'{key}' is missing")
+    subtime, res = _number(job["subtime"]), job["res"]
+    if subtime is None:
+        return None, ("subtime", f"subtime {job['subtime']!r} is not a number")
+    integral = isinstance(res, int | float) and math.isfinite(res) and float(res).is_integer() and abs(res) < 2**63
+    if isinstance(res, bool) or not integral:
+        return None, ("res", f"res {res!r} is not an integer")
+    name = job.get("profile")
+    profile = profiles.get(name) if isinstance(name, str) else None
+    if profile is None:
+        return None, ("profile", f"profile {name!r} is not in 'profiles'")
+    kind = profile.get("type") if isinstance(profile, dict) else None
+    if kind != "delay":
+        why = f"profile {name!r} has type {kind!r}: only delay profiles give a run time"
+        return None, ("profile", why)
+    delay = _number(profile.get("delay"))
+    if delay is None:
+        return None, ("profile", f"profile {name!r} has no numeric 'delay'")
+    wall = _number(job.get("walltime", -1))
+    if "walltime" in job and (wall is None or math.isnan(wall)):
+        return None, ("walltime", f"walltime {job['walltime']!r} is not a number")
+    row = {
+        "job_id": jid,
+        "submit_time": subtime,
+        "walltime": wall if wall is not None and wall > 0 else delay,
+        "runtime": delay,
+        "size": int(res),
+    }
+    for extra in EXTRA_FIELDS:
+        value = job.get(extra)
+        if extra == "user_id" and value is not None and _job_id(value) is None:
+            return None, ("user_id", f"user_id {value!r} is not an integer")
+        number = _job_id(value) if extra == "user_id" else _number(value)
+        row[extra] = number
+    return row, None
+
+
+def read_batsim(
+    path: str | Path, *, machine_size: int | None = None, strict: bool = False, doc: Any = None
+) -> ReadResult:
+    """Read a Batsim workload (see the module docstring); ``machine_size`` overrides ``nb_res``. ``doc`` is the
+    parsed JSON when the caller has it already (format detection parses the file)."""
+    path = Path(path)
+    source = str(path)
+    if doc is None:
+        doc = _load_json(path)
+    if not is_batsim_doc(doc) or not isinstance(doc.get("jobs"), list):
+        raise WorkloadError(f"{path}: not a Batsim workload (expected an object with 'nb_res' and a 'jobs' array)")
+    profiles = doc.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise WorkloadError(f"{path}: 'profiles' must be an object of named profiles")
+    nb_res = doc.get("nb_res")
+    declared = int(nb_res) if isinstance(nb_res, int) and not isinstance(nb_res, bool) and nb_res > 0 else None
+    if nb_res is not None and declared is None:
+        raise WorkloadError(f"{path}: nb_res {nb_res!r} is not a positive integer")
+    rows: list[dict[str, Any]] = []
+    rejects: list[dict[str, Any]] = []
+    for k, job in enumerate(doc["jobs"], start=1):
+        row, bad = _parse_job(job, profiles)
+        if row is not None:
+            rows.append({**row, "__line": k})
+            continue
+        assert bad is not None
+        jid = _job_id(job.get("id")) if isinstance(job, dict) else None
+        raw = json.dumps(job, default=str)[:500]
+        rejects.append({"source": source, "line": k, "job_id": jid, "field": bad[0], "reason": bad[1], "raw": raw})
+    schema = {
+        "job_id": pl.Int64,
+        "submit_time": pl.Float64,
+        "walltime": pl.Float64,
+        "runtime": pl.Float64,
+        "size": pl.Int64,
+        **{c: pl.Int64 if c == "user_id" else pl.Float64 for c in EXTRA_FIELDS},
+        "__line": pl.Int64,
+    }
+    jobs = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    jobs = jobs.drop([c for c in EXTRA_FIELDS if jobs[c].null_count() == jobs.height])
+    size = machine_size or declared
+    conventions = [
+        "Batsim v4 workload: id → job_id, subtime → submit_time, res → size, delay profile → runtime",
+        "walltime missing or <= 0 (Batsim: no walltime): walltime = run time",
+        "jobs with a non-delay or unknown profile rejected (their run time depends on Batsim's platform model)",
+        "reject 'line' is the job's 1-based position in 'jobs'",
+    ]
+    if size is not None:
+        origin = "the machine_size argument" if machine_size else "nb_res"
+        conventions.append(f"machine size {size} from {origin}")
+    provenance = Provenance(
+        source=source,
+        format="batsim",
+        machine_size=size,
+        size_unit="resources",
+        header={k: v for k, v in doc.items() if k not in ("jobs", "profiles")},
+        n_records=len(doc["jobs"]),
+        conventions=conventions,
+    )
+    return finish_read(
+        jobs,
+        rejects,
+        provenance,
+        strict=strict,
+        line_column="__line",
+        locate=lambda refused: replace_raw(refused, lambda k: json.dumps(doc["jobs"][k - 1], default=str)[:500]),
+        unit="record",
+    )
+
+
+def _load_json(path: Path) -> Any:
+    if not path.exists():
+        raise WorkloadError(f"{path}: file does not exist")
+    try:
+        raw = path.read_bytes()
+        return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WorkloadError(f"{path}: not readable JSON: {exc}") from exc

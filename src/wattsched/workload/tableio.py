@@ -34,6 +34,7 @@ from wattsched.core.schema import (
     replace_raw,
     shorten,
 )
+from wattsched.workload.columns import ColumnMap, apply_columns, describe_columns
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
 __all__ = ["METADATA_MACHINE_SIZE", "METADATA_PROVENANCE", "parse_column", "read_table", "write_table"]
@@ -186,10 +187,13 @@ def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]
     return frame, {}
 
 
-def read_table(path: str | Path, *, machine_size: int | None = None, strict: bool = False) -> ReadResult:
+def read_table(
+    path: str | Path, *, machine_size: int | None = None, strict: bool = False, columns: ColumnMap | None = None
+) -> ReadResult:
     """Read a canonical job table from ``.parquet``, ``.csv`` or ``.csv.gz``.
 
     ``machine_size`` overrides the size stored in Parquet metadata; with neither, no size-vs-machine rejects.
+    ``columns`` maps canonical columns to source columns or expressions (``workload/columns.py``), applied first.
     ``strict=True`` raises :class:`WorkloadError` naming the first reject.
     """
     path = Path(path)
@@ -209,6 +213,9 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
 
     stored = _stored_provenance(meta)
     conventions: list[str] = []
+    if columns:
+        frame = apply_columns(frame, columns, source)
+        conventions.append(describe_columns(columns))
     machine = machine_size
     machine_from = "the machine_size argument"
     if machine is None and METADATA_MACHINE_SIZE.encode() in meta:
@@ -224,7 +231,8 @@ def read_table(path: str | Path, *, machine_size: int | None = None, strict: boo
     if missing:
         raise WorkloadError(
             f"{path}: job table lacks required column(s) {missing}; required: {list(REQUIRED_COLUMNS)}"
-            f" (alias accepted: {COLUMN_ALIASES}); found: {shorten(frame.columns, 200)}"
+            f" (alias accepted: {COLUMN_ALIASES}); found: {shorten(frame.columns, 200)}; map them with --columns"
+            " (docs/formats.md)"
         )
 
     line_offset = 2 if kind != ".parquet" else 1
