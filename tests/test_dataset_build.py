@@ -29,6 +29,47 @@ def test_node_lists_from_strings() -> None:
     assert node_lists(jobs)["nodes"].to_list() == [["r1n1", "r1n2"], ["r2n1"], [], None, ["r3n01", "r3n02", "r4n1"]]
 
 
+def test_bad_input_rows_are_rejected_with_their_reason_not_the_build() -> None:
+    """One null start_time was a MemoryError; one malformed or huge hostlist failed the whole build."""
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "start_time": [T0, None, T0 + 10, T0 + 10, T0, float("nan"), T0 * 1000, T0 + 300, T0 + 100],
+            "end_time": [T0 + 100, T0 + 100, None, T0 + 100, T0 + 100, T0 + 100, T0 * 1000 + 100, T0 + 200, T0 + 200],
+            "nodes": ["a", "b", "b", "n[0-999999999]", "c[1-", "b", "b", "d", "c"],
+            "tres_alloc_str": ["cpu=4,node=1"] * 9,
+        }
+    )
+    dataset, rejects = build_dataset(jobs, _telemetry(["a", "b", "c", "d"], 600))
+    assert sorted(dataset["job_id"].to_list()) == [1, 9]
+    why = {j: (stage, reason) for j, stage, reason in rejects.iter_rows()}
+    assert why[2] == ("input", "start_time is missing")
+    assert why[3] == ("input", "end_time is missing")
+    assert why[4][0] == "input" and "over the limit of 100,000" in why[4][1] and why[4][1].startswith("nodes: ")
+    assert why[5][0] == "input" and "malformed hostlist 'c[1-'" in why[5][1]
+    assert why[6] == ("input", "start_time is NaN, not a time")
+    assert why[7][0] == "input" and "milliseconds" in why[7][1]
+    assert why[8] == ("input", "end_time 1600000200.0 is before start_time 1600000300.0")
+    assert sorted(dataset["job_id"].to_list() + rejects["job_id"].to_list()) == jobs["job_id"].to_list()
+
+
+def test_build_rejects_a_null_datetime_start() -> None:
+    from datetime import UTC, datetime
+
+    t = datetime.fromtimestamp(T0, tz=UTC)
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2],
+            "start_time": [t, None],
+            "end_time": [t.replace(minute=t.minute + 2), t],
+            "nodes": [["a"], ["b"]],
+        }
+    )
+    dataset, rejects = build_dataset(jobs, _telemetry(["a", "b"], 300))
+    assert dataset["job_id"].to_list() == [1]
+    assert rejects.rows() == [(2, "input", "start_time is missing")]
+
+
 def test_build_small_machine() -> None:
     jobs = pl.DataFrame(
         {
