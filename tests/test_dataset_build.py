@@ -246,3 +246,20 @@ def test_generate_telemetry_then_build_on_the_command_line(tmp_path) -> None:
         ],
     )
     assert bad.exit_code != 0 and "executor must be" in bad.output
+
+
+def test_telemetry_with_text_power_or_time_is_one_error_naming_file_and_column(tmp_path) -> None:
+    import pytest
+
+    from wattsched.dataset.telemetry import open_telemetry
+
+    path = tmp_path / "tel.csv"
+    path.write_text("node,timestamp,ps0,ps1\na,1600000000,100,fifty\n")
+    with pytest.raises(ValueError, match=r"tel\.csv: column ps1 is string, not a power in W"):
+        open_telemetry(path)
+    path.write_text("node,timestamp,watts\na,yesterday,100\n")
+    with pytest.raises(ValueError, match=r"tel\.csv: column timestamp is string, not a datetime"):
+        open_telemetry(path)
+    frame = pl.DataFrame({"node": ["a"], "timestamp": [T0], "watts": ["x"]})
+    with pytest.raises(ValueError, match="in-memory telemetry: column watts is (large_)?string"):
+        open_telemetry(frame)
