@@ -261,5 +261,5 @@ def test_telemetry_with_text_power_or_time_is_one_error_naming_file_and_column(t
     with pytest.raises(ValueError, match=r"tel\.csv: column timestamp is string, not a datetime"):
         open_telemetry(path)
     frame = pl.DataFrame({"node": ["a"], "timestamp": [T0], "watts": ["x"]})
-    with pytest.raises(ValueError, match="in-memory telemetry: column watts is (large_)?string"):
+    with pytest.raises(ValueError, match=r"in-memory telemetry: column watts is (large_)?string"):
         open_telemetry(frame)
