@@ -14,9 +14,10 @@ Figures are drawn on bare :class:`matplotlib.figure.Figure` objects (no pyplot),
 no global state and needs no display.
 
 Why two stacks (matplotlib here, plotly in :mod:`wattsched.report.dashboard`), measured for issue 16 on the
-22-run campaign of ``tests/test_campaign_report.py``: the duplicated drawing code is about 380 lines of matplotlib
-(``plot_metric``, ``plot_policies``, ``plot_gantt``, the two prediction plots) against about 320 of plotly
-(``metric_figure``, ``gantt_figure``, the two prediction figures); the data behind them (``MetricFigure``,
+22-run campaign of ``tests/test_campaign_report.py``: the figures drawn twice are 288 lines of matplotlib
+(``plot_metric`` and its layout, ``plot_gantt``, the two prediction plots) against 326 of plotly (``metric_figure``,
+``gantt_figure``, the two prediction figures); ``plot_policies`` (paper 000's Fig. 8) has no plotly twin. The data
+behind them (``MetricFigure``,
 ``gantt_data``, ``resample_step``, ``per_user_errors``) is shared already. Exporting the plotly figures through
 kaleido 1.5 instead works offline only with a Chromium on the machine: kaleido is a pip package but its browser
 is not (its ``get_chrome`` downloads one from the network; Debian's ``chromium`` package is 300+ MB of system
