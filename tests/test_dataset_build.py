@@ -263,3 +263,36 @@ def test_telemetry_with_text_power_or_time_is_one_error_naming_file_and_column(t
     frame = pl.DataFrame({"node": ["a"], "timestamp": [T0], "watts": ["x"]})
     with pytest.raises(ValueError, match=r"in-memory telemetry: column watts is (large_)?string"):
         open_telemetry(frame)
+
+
+def test_impossible_telemetry_readings_are_missing_samples_and_reported() -> None:
+    from wattsched.dataset.extract import ExtractionStats
+
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3],
+            "start_time": [T0, T0, T0],
+            "end_time": [T0 + 100, T0 + 100, T0 + 100],
+            "nodes": [["a"], ["b"], ["c"]],
+        }
+    )
+    telemetry = _telemetry(["a", "b", "c"], 300).with_columns(
+        pl.when((pl.col("node") == "a") & (pl.col("timestamp") == T0 + 40))
+        .then(-5.0)
+        .when((pl.col("node") == "b") & (pl.col("timestamp") == T0 + 60))
+        .then(1e30)
+        .otherwise(pl.col("ps0"))
+        .alias("ps0")
+    )
+    stats = ExtractionStats()
+    dataset, rejects = build_dataset(jobs, telemetry, stats=stats)
+    assert dataset["job_id"].to_list() == [3]
+    assert dataset["power_max"][0] < 1000
+    assert {j: r for j, _, r in rejects.iter_rows()} == {
+        1: "1 of 6 samples missing (some instants have 0 of 1 nodes reporting)",
+        2: "1 of 6 samples missing (some instants have 0 of 1 nodes reporting)",
+    }
+    assert stats.implausible_values == 2
+    assert any("negative, infinite or above 100,000 W" in note for note in stats.notes)
+    tolerant, _ = build_dataset(jobs, telemetry, max_missing=0.2)
+    assert sorted(tolerant["job_id"].to_list()) == [1, 2, 3] and tolerant["power_max"].max() < 1000
