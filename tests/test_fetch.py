@@ -218,3 +218,17 @@ def test_data_fetch_cli_refuses_in_one_line(tmp_path, archive) -> None:
     result = CliRunner().invoke(app, [*args, "--file", "x.bin"])
     assert result.exit_code != 0 and "checksum verified" not in result.output
     assert "lists no checksum" in result.output
+
+
+def test_errors_never_echo_a_whole_payload(tmp_path, archive) -> None:
+    CUSTOM.append(_entry("../" + "x" * 1_000_000))
+    with pytest.raises(FetchError) as info:
+        fetch_record("43", tmp_path, base_url=archive)
+    assert "not a plain file name" in str(info.value) and len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("key", [None, ["a"], 5])
+def test_an_entry_without_a_name_is_refused(tmp_path, archive, key) -> None:
+    CUSTOM.append(_entry("x") | {"key": key})
+    with pytest.raises(FetchError, match="has no file name"):
+        fetch_record("43", tmp_path, files=["x"], base_url=archive)

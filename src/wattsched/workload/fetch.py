@@ -67,6 +67,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _shown(value: object) -> str:
+    """``repr`` of a value from the network, cut to 80 characters (an error line never echoes a whole payload)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def check_base_url(base_url: str) -> str:
     """The archive URL, refused unless https (plain http only on a loopback address, for local mirrors and tests)."""
     scheme, host, _ = _origin(base_url)
@@ -87,7 +93,7 @@ def check_name(name: object, record: str) -> str:
         or any(c in name for c in "/\\\0")
         or any(ord(c) < 32 or ord(c) == 127 for c in name)
     ):
-        raise FetchError(f"record {record}: file name {name!r} is not a plain file name; refused")
+        raise FetchError(f"record {record}: file name {_shown(name)} is not a plain file name; refused")
     return name
 
 
@@ -95,18 +101,18 @@ def check_entry(remote: RemoteFile, record: str, base_url: str, max_size: int = 
     """Refuse a record entry whose name is not plain, whose link leaves the archive's origin (another host, port or
     scheme: ``file://``, ``http://``), that lists no checksum or one of an unknown algorithm, or whose size is
     unknown, negative or above ``max_size``."""
-    where = f"record {record}, file {remote.name!r}"
+    where = f"record {record}, file {_shown(remote.name)}"
     check_name(remote.name, record)
     if _origin(remote.url) != _origin(base_url):
-        raise FetchError(f"{where}: link {remote.url!r} is not on the archive {base_url}; refused")
+        raise FetchError(f"{where}: link {_shown(remote.url)} is not on the archive {base_url}; refused")
     checksum = remote.checksum
     if not isinstance(checksum, str) or ":" not in checksum:
-        raise FetchError(f"{where}: the record lists no checksum (got {checksum!r}); refused, nothing verified")
+        raise FetchError(f"{where}: the record lists no checksum (got {_shown(checksum)}); refused, nothing verified")
     algorithm, digest = checksum.split(":", 1)
     if algorithm.lower() not in ALGORITHMS or not re.fullmatch(r"[0-9a-fA-F]+", digest):
-        raise FetchError(f"{where}: unsupported checksum {checksum!r} (accepted: {', '.join(ALGORITHMS)})")
+        raise FetchError(f"{where}: unsupported checksum {_shown(checksum)} (accepted: {', '.join(ALGORITHMS)})")
     if not isinstance(remote.size, int) or isinstance(remote.size, bool) or remote.size < 0:
-        raise FetchError(f"{where}: the record gives no valid size (got {remote.size!r}); refused")
+        raise FetchError(f"{where}: the record gives no valid size (got {_shown(remote.size)}); refused")
     if remote.size > max_size:
         raise FetchError(f"{where}: {remote.size:,} bytes is above the limit of {max_size:,} (--max-size); refused")
     return remote
@@ -117,7 +123,7 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
         if _origin(newurl) != _origin(req.full_url):
-            raise FetchError(f"{req.full_url}: redirected to {newurl!r}, off the archive; refused")
+            raise FetchError(f"{req.full_url}: redirected to {_shown(newurl)}, off the archive; refused")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -138,7 +144,7 @@ for _handler in (
 def record_files(record: str, *, base_url: str = ZENODO, timeout: float = 60.0) -> list[RemoteFile]:
     """The files of an archive record, from its JSON API (``/api/records/<id>``); entries are not yet checked."""
     if not _RECORD_ID.fullmatch(record):
-        raise FetchError(f"--record {record!r}: not a record id (letters, digits, '.', '_', '-')")
+        raise FetchError(f"--record {_shown(record)}: not a record id (letters, digits, '.', '_', '-')")
     url = f"{check_base_url(base_url)}/api/records/{record}"
     try:
         with _OPENER.open(url, timeout=timeout) as response:
@@ -157,8 +163,10 @@ def record_files(record: str, *, base_url: str = ZENODO, timeout: float = 60.0) 
             raise FetchError(f"{url}: files[{k}] is not an object")
         links = entry.get("links") if isinstance(entry.get("links"), dict) else {}
         link = links.get("self") or links.get("content") or links.get("download")
+        if not isinstance(entry.get("key"), str):
+            raise FetchError(f"{url}: files[{k}] has no file name (key {_shown(entry.get('key'))})")
         if not isinstance(link, str):
-            raise FetchError(f"{url}: files[{k}] ({entry.get('key')!r}) has no download link")
+            raise FetchError(f"{url}: files[{k}] ({_shown(entry.get('key'))}) has no download link")
         files.append(RemoteFile(entry.get("key"), entry.get("size"), entry.get("checksum"), link))  # type: ignore[arg-type]
     if not files:
         raise FetchError(f"{url}: the record lists no files")
@@ -192,7 +200,7 @@ def download(
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / check_name(remote.name, "?")
     if final.resolve().parent != directory.resolve():
-        raise FetchError(f"{remote.name!r}: would be written outside {directory}; refused")
+        raise FetchError(f"{_shown(remote.name)}: would be written outside {directory}; refused")
     if final.exists() and _matches(final, remote.checksum):
         return final
     part = directory / f"{remote.name}.part"
@@ -245,7 +253,10 @@ def fetch_record(
     if wanted is not None:
         missing = wanted - {r.name for r in remote}
         if missing:
-            raise FetchError(f"record {record} has no file(s) {sorted(missing)}; it has {[r.name for r in remote]}")
+            names = [r.name for r in remote]
+            listed = ", ".join(_shown(n) for n in names[:10])
+            listed += f" and {len(names) - 10} more" if len(names) > 10 else ""
+            raise FetchError(f"record {record} has no file(s) {_shown(sorted(missing))}; it has {listed}")
         remote = [r for r in remote if r.name in wanted]
     remote = [check_entry(r, record, base_url, max_size) for r in remote]
     out = []
