@@ -296,3 +296,20 @@ def test_impossible_telemetry_readings_are_missing_samples_and_reported() -> Non
     assert any("negative, infinite or above 100,000 W" in note for note in stats.notes)
     tolerant, _ = build_dataset(jobs, telemetry, max_missing=0.2)
     assert sorted(tolerant["job_id"].to_list()) == [1, 2, 3] and tolerant["power_max"].max() < 1000
+
+
+def test_a_csv_job_table_with_one_bad_time_rejects_that_job_only(tmp_path) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text(
+        "job_id,start_time,end_time,nodes\n"
+        f"1,{T0:.0f},{T0 + 100:.0f},a\n"
+        f"2,yesterday,{T0 + 100:.0f},b\n"
+        f"3,2020-09-13T12:26:40,{T0 + 100:.0f},c\n"
+        f"4,{T0:.0f},,d\n"
+    )
+    dataset, rejects = build_dataset(pl.read_csv(path), _telemetry(list("abcd"), 300))
+    assert sorted(dataset["job_id"].to_list()) == [1, 3]  # the ISO date-time is T0
+    assert rejects.rows() == [
+        (2, "input", "start_time 'yesterday' is not a time (seconds or a date-time)"),
+        (4, "input", "end_time is missing"),
+    ]

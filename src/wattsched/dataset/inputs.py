@@ -49,6 +49,25 @@ def parse_node_texts(texts: pl.Series) -> tuple[list[list[str] | None], list[str
     return lists, errors
 
 
+def _text_times(jobs: pl.DataFrame, column: str) -> tuple[pl.DataFrame, pl.Expr]:
+    """A text time column as float epoch seconds: each cell a number of seconds or an ISO date-time (naive ones are
+    UTC); the expression gives the reason for a cell that is neither."""
+    text = pl.col(column).str.strip_chars()
+    as_number = text.cast(pl.Float64, strict=False)
+    as_datetime = text.str.to_datetime(strict=False, time_zone="UTC").dt.epoch("ms").cast(pl.Float64) / 1000.0
+    parsed = jobs.with_columns(
+        pl.coalesce(as_number, as_datetime).alias(f"__{column}"), pl.col(column).alias(f"__{column}_text")
+    )
+    reason = pl.when(
+        pl.col(column).is_null() & pl.col(f"__{column}_text").str.strip_chars().str.len_chars().gt(0)
+    ).then(
+        pl.format(
+            f"{column} '{{}}' is not a time (seconds or a date-time)", pl.col(f"__{column}_text").str.slice(0, 80)
+        )
+    )
+    return parsed.with_columns(pl.col(f"__{column}").alias(column)).drop(f"__{column}"), reason
+
+
 def check_jobs(jobs: pl.DataFrame, nodes_column: str = "nodes") -> tuple[pl.DataFrame, pl.DataFrame]:
     """``(usable, rejects)``: ``jobs`` (times in epoch seconds already) split into the rows the method can take and
     one reject per other row (``job_id, stage="input", reason``). The node column is parsed into lists here; a
@@ -56,10 +75,13 @@ def check_jobs(jobs: pl.DataFrame, nodes_column: str = "nodes") -> tuple[pl.Data
     missing = [c for c in ("job_id", "start_time", "end_time", nodes_column) if c not in jobs.columns]
     if missing:
         raise ValueError(f"the job table lacks column(s) {', '.join(missing)}")
-    for c in ("start_time", "end_time"):
-        if not jobs.schema[c].is_numeric():
-            raise ValueError(f"column {c} is {jobs.schema[c]}, not a time (seconds or a datetime)")
     reason_exprs: list[pl.Expr] = []
+    for c in ("start_time", "end_time"):
+        if jobs.schema[c] == pl.Utf8:  # a CSV column with one bad cell is text: read each cell, reject the bad
+            jobs, reason = _text_times(jobs, c)
+            reason_exprs.append(reason)
+        elif not (jobs.schema[c].is_numeric() or jobs.schema[c] == pl.Null):
+            raise ValueError(f"column {c} is {jobs.schema[c]}, not a time (seconds or a datetime)")
     if isinstance(jobs.schema[nodes_column], pl.List):
         jobs = jobs.with_columns(pl.col(nodes_column).cast(pl.List(pl.Utf8)))
     else:
@@ -90,5 +112,6 @@ def check_jobs(jobs: pl.DataFrame, nodes_column: str = "nodes") -> tuple[pl.Data
         pl.lit("input").alias("stage"),
         pl.col("__reason").alias("reason"),
     )
-    usable = checked.filter(pl.col("__reason").is_null()).drop("__reason", "__nodes_error", strict=False)
+    scratch = ["__reason", "__nodes_error", "__start_time_text", "__end_time_text"]
+    usable = checked.filter(pl.col("__reason").is_null()).drop(scratch, strict=False)
     return usable, rejects.cast(INPUT_REJECT_SCHEMA)
