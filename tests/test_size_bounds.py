@@ -23,7 +23,7 @@ def test_check_fits_names_the_option_and_the_estimate() -> None:
     with pytest.raises(ValueError) as info:
         check_fits("--jobs", 300_000_000, 2500, "the m100 generator", limit=24 << 30)
     message = str(info.value)
-    assert message.startswith("--jobs = 300,000,000: the m100 generator needs about 698.5 GiB")
+    assert message.startswith("--jobs = 300,000,000: the m100 generator needs about 698.5 GiB (300,000,000 × 2.4 KiB")
     assert "24.0 GiB of memory available" in message and "\n" not in message
 
 
@@ -74,3 +74,11 @@ def test_a_campaign_job_count_typo_is_refused_at_validation(model) -> None:
 def test_the_footprints_are_measured_per_model() -> None:
     assert set(BYTES_PER_JOB) == {"m100", "lublin"}
     assert BYTES_PER_JOB["m100"] > BYTES_PER_JOB["lublin"]  # the power profiles
+
+
+def test_generate_telemetry_refuses_days_that_do_not_fit_on_the_disk(tmp_path) -> None:
+    out = tmp_path / "t"
+    result = CliRunner().invoke(app, ["generate", "telemetry", "--output", str(out), "--days", "1e7"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "--days = 10,000,000.0: the telemetry of 980 nodes over 1e+07 days needs about" in result.output
+    assert "of disk free under" in result.output and not out.exists()

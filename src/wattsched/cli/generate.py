@@ -84,11 +84,29 @@ def generate_telemetry_cmd(
 ) -> None:
     """Generate a job table and per-PSU node telemetry for the PM100 method (streamed day by day to disk)."""
     # deferred: the telemetry generator loads numba and pyarrow; `wattsched --help` should not
-    from wattsched.core.bounds import check_fits
-    from wattsched.dataset.synthetic import BYTES_PER_JOB, place_jobs, write_synthetic_exadata
+    from wattsched.core.bounds import check_fits, free_disk_bytes
+    from wattsched.dataset.synthetic import (
+        BYTES_PER_JOB,
+        DISK_BYTES_PER_SAMPLE,
+        place_jobs,
+        write_synthetic_exadata,
+    )
 
     try:
         check_fits("--jobs", jobs, BYTES_PER_JOB, "job placement")
+        if days > 0 and period > 0:  # the generator refuses the others with its own message
+            samples = int(2 * nodes * (days * 86_400.0 / period + 1))
+            check_fits(
+                "--days",
+                samples,
+                DISK_BYTES_PER_SAMPLE,
+                f"the telemetry of {nodes:,} nodes over {days:g} days",
+                limit=free_disk_bytes(output),
+                limit_name=f"free under {output}",
+                unit="PSU sample",
+                resource="disk",
+                value=days,
+            )
         machine = place_jobs(
             jobs,
             n_nodes=nodes,

@@ -13,6 +13,9 @@ physical memory) where a file is only validated (a campaign spec is also read by
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import psutil
 
 
@@ -26,11 +29,19 @@ def total_bytes() -> int:
     return int(psutil.virtual_memory().total)
 
 
+def free_disk_bytes(path: str | Path) -> int:
+    """Free space on the file system that holds ``path`` (or its nearest existing parent), in bytes."""
+    p = Path(path).absolute()
+    while not p.exists() and p.parent != p:
+        p = p.parent
+    return int(shutil.disk_usage(p).free)
+
+
 def _size(n: float) -> str:
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
         if n >= scale:
             return f"{n / scale:,.1f} {unit}"
-    return f"{n / 1024:,.1f} KiB"
+    return f"{n / 1024:,.1f} KiB" if n >= 1024 else f"{n:,.1f} B"
 
 
 def check_fits(
@@ -42,15 +53,19 @@ def check_fits(
     limit: int | None = None,
     limit_name: str = "available",
     unit: str = "job",
+    resource: str = "memory",
+    value: object = None,
 ) -> int:
     """The estimate ``count × bytes_per_item`` in bytes; ``ValueError`` naming ``name`` when it is above ``limit``
-    (default: :func:`available_bytes`). ``what`` says what is sized (``"the m100 generator"``)."""
+    (default: :func:`available_bytes`). ``what`` says what is sized (``"the m100 generator"``); ``value`` is the
+    option's value when it is not the count itself (``--days``); ``resource`` names what ``limit`` measures."""
     estimate = int(count * bytes_per_item)
     if limit is None:
         limit = available_bytes()
     if estimate > limit:
         raise ValueError(
-            f"{name} = {count:,}: {what} needs about {_size(estimate)} ({_size(bytes_per_item)} per {unit}, measured), "
-            f"more than the {_size(limit)} of memory {limit_name}; ask for fewer"
+            f"{name} = {count if value is None else value:,}: {what} needs about {_size(estimate)} "
+            f"({count:,} × {_size(bytes_per_item)} per {unit}, measured), "
+            f"more than the {_size(limit)} of {resource} {limit_name}; ask for fewer"
         )
     return estimate

@@ -60,6 +60,9 @@ class Machine:
 #: Peak memory per placed job (bytes) of :func:`place_jobs`, for the size bound of ``generate telemetry``: measured
 #: as the growth of the peak RSS from 20,000 to 200,000 jobs (25.7 → 184.7 MiB, 926 B a job), rounded up.
 BYTES_PER_JOB = 1_000
+#: Disk per PSU sample written by :func:`write_synthetic_exadata` (bytes): 42.5 MB for the 8.46 million samples of
+#: one day of 980 nodes at 20 s (5.0 B a sample), rounded up; for the disk bound of ``generate telemetry``.
+DISK_BYTES_PER_SAMPLE = 5.5
 
 
 def place_jobs(
