@@ -232,3 +232,9 @@ def test_an_entry_without_a_name_is_refused(tmp_path, archive, key) -> None:
     CUSTOM.append(_entry("x") | {"key": key})
     with pytest.raises(FetchError, match="has no file name"):
         fetch_record("43", tmp_path, files=["x"], base_url=archive)
+
+
+def test_a_target_that_is_a_file_is_one_error(tmp_path, archive) -> None:
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(FetchError, match="cannot make the target folder"):
+        fetch_record("42", tmp_path / "f", files=["other.bin"], base_url=archive)

@@ -197,7 +197,10 @@ def download(
     stops at the record's size: a server sending more is refused."""
     if remote.checksum is None or remote.size is None:
         raise FetchError(f"{remote.url}: no checksum or size; check the entry with check_entry first")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FetchError(f"{directory}: cannot make the target folder ({exc.strerror})") from exc
     final = directory / check_name(remote.name, "?")
     if final.resolve().parent != directory.resolve():
         raise FetchError(f"{_shown(remote.name)}: would be written outside {directory}; refused")
