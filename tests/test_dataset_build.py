@@ -29,6 +29,47 @@ def test_node_lists_from_strings() -> None:
     assert node_lists(jobs)["nodes"].to_list() == [["r1n1", "r1n2"], ["r2n1"], [], None, ["r3n01", "r3n02", "r4n1"]]
 
 
+def test_bad_input_rows_are_rejected_with_their_reason_not_the_build() -> None:
+    """One null start_time was a MemoryError; one malformed or huge hostlist failed the whole build."""
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "start_time": [T0, None, T0 + 10, T0 + 10, T0, float("nan"), T0 * 1000, T0 + 300, T0 + 100],
+            "end_time": [T0 + 100, T0 + 100, None, T0 + 100, T0 + 100, T0 + 100, T0 * 1000 + 100, T0 + 200, T0 + 200],
+            "nodes": ["a", "b", "b", "n[0-999999999]", "c[1-", "b", "b", "d", "c"],
+            "tres_alloc_str": ["cpu=4,node=1"] * 9,
+        }
+    )
+    dataset, rejects = build_dataset(jobs, _telemetry(["a", "b", "c", "d"], 600))
+    assert sorted(dataset["job_id"].to_list()) == [1, 9]
+    why = {j: (stage, reason) for j, stage, reason in rejects.iter_rows()}
+    assert why[2] == ("input", "start_time is missing")
+    assert why[3] == ("input", "end_time is missing")
+    assert why[4][0] == "input" and "over the limit of 100,000" in why[4][1] and why[4][1].startswith("nodes: ")
+    assert why[5][0] == "input" and "malformed hostlist 'c[1-'" in why[5][1]
+    assert why[6] == ("input", "start_time is NaN, not a time")
+    assert why[7][0] == "input" and "milliseconds" in why[7][1]
+    assert why[8] == ("input", "end_time 1600000200.0 is before start_time 1600000300.0")
+    assert sorted(dataset["job_id"].to_list() + rejects["job_id"].to_list()) == jobs["job_id"].to_list()
+
+
+def test_build_rejects_a_null_datetime_start() -> None:
+    from datetime import UTC, datetime
+
+    t = datetime.fromtimestamp(T0, tz=UTC)
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2],
+            "start_time": [t, None],
+            "end_time": [t.replace(minute=t.minute + 2), t],
+            "nodes": [["a"], ["b"]],
+        }
+    )
+    dataset, rejects = build_dataset(jobs, _telemetry(["a", "b"], 300))
+    assert dataset["job_id"].to_list() == [1]
+    assert rejects.rows() == [(2, "input", "start_time is missing")]
+
+
 def test_build_small_machine() -> None:
     jobs = pl.DataFrame(
         {
@@ -205,3 +246,70 @@ def test_generate_telemetry_then_build_on_the_command_line(tmp_path) -> None:
         ],
     )
     assert bad.exit_code != 0 and "executor must be" in bad.output
+
+
+def test_telemetry_with_text_power_or_time_is_one_error_naming_file_and_column(tmp_path) -> None:
+    import pytest
+
+    from wattsched.dataset.telemetry import open_telemetry
+
+    path = tmp_path / "tel.csv"
+    path.write_text("node,timestamp,ps0,ps1\na,1600000000,100,fifty\n")
+    with pytest.raises(ValueError, match=r"tel\.csv: column ps1 is string, not a power in W"):
+        open_telemetry(path)
+    path.write_text("node,timestamp,watts\na,yesterday,100\n")
+    with pytest.raises(ValueError, match=r"tel\.csv: column timestamp is string, not a datetime"):
+        open_telemetry(path)
+    frame = pl.DataFrame({"node": ["a"], "timestamp": [T0], "watts": ["x"]})
+    with pytest.raises(ValueError, match=r"in-memory telemetry: column watts is (large_)?string"):
+        open_telemetry(frame)
+
+
+def test_impossible_telemetry_readings_are_missing_samples_and_reported() -> None:
+    from wattsched.dataset.extract import ExtractionStats
+
+    jobs = pl.DataFrame(
+        {
+            "job_id": [1, 2, 3],
+            "start_time": [T0, T0, T0],
+            "end_time": [T0 + 100, T0 + 100, T0 + 100],
+            "nodes": [["a"], ["b"], ["c"]],
+        }
+    )
+    telemetry = _telemetry(["a", "b", "c"], 300).with_columns(
+        pl.when((pl.col("node") == "a") & (pl.col("timestamp") == T0 + 40))
+        .then(-5.0)
+        .when((pl.col("node") == "b") & (pl.col("timestamp") == T0 + 60))
+        .then(1e30)
+        .otherwise(pl.col("ps0"))
+        .alias("ps0")
+    )
+    stats = ExtractionStats()
+    dataset, rejects = build_dataset(jobs, telemetry, stats=stats)
+    assert dataset["job_id"].to_list() == [3]
+    assert dataset["power_max"][0] < 1000
+    assert {j: r for j, _, r in rejects.iter_rows()} == {
+        1: "1 of 6 samples missing (some instants have 0 of 1 nodes reporting)",
+        2: "1 of 6 samples missing (some instants have 0 of 1 nodes reporting)",
+    }
+    assert stats.implausible_values == 2
+    assert any("negative, infinite or above 100,000 W" in note for note in stats.notes)
+    tolerant, _ = build_dataset(jobs, telemetry, max_missing=0.2)
+    assert sorted(tolerant["job_id"].to_list()) == [1, 2, 3] and tolerant["power_max"].max() < 1000
+
+
+def test_a_csv_job_table_with_one_bad_time_rejects_that_job_only(tmp_path) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text(
+        "job_id,start_time,end_time,nodes\n"
+        f"1,{T0:.0f},{T0 + 100:.0f},a\n"
+        f"2,yesterday,{T0 + 100:.0f},b\n"
+        f"3,2020-09-13T12:26:40,{T0 + 100:.0f},c\n"
+        f"4,{T0:.0f},,d\n"
+    )
+    dataset, rejects = build_dataset(pl.read_csv(path), _telemetry(list("abcd"), 300))
+    assert sorted(dataset["job_id"].to_list()) == [1, 3]  # the ISO date-time is T0
+    assert rejects.rows() == [
+        (2, "input", "start_time 'yesterday' is not a time (seconds or a date-time)"),
+        (4, "input", "end_time is missing"),
+    ]

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from wattsched.core.bounds import check_fits, total_bytes
 from wattsched.core.spec import StrictModel, read_spec_file, validate_spec
 from wattsched.core.store import run_id
 from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
@@ -50,6 +51,7 @@ from wattsched.policies.registry import POLICIES
 from wattsched.power.run import POWER_SOURCES
 from wattsched.predict.registry import POWER_PREDICTORS
 from wattsched.workload.columns import parse_columns
+from wattsched.workload.generate.footprint import BYTES_PER_JOB
 
 
 class GenerateSpec(StrictModel):
@@ -60,6 +62,19 @@ class GenerateSpec(StrictModel):
     seed: int = 0
     target_load: float | None = Field(default=None, gt=0)
     machine_size: int | None = Field(default=None, gt=0)  # lublin only
+
+    @model_validator(mode="after")
+    def _fits(self) -> GenerateSpec:
+        # against the machine's memory, not what is free now: status and report read the spec too
+        check_fits(
+            "jobs",
+            self.jobs,
+            BYTES_PER_JOB[self.model],
+            f"the {self.model} generator",
+            limit=total_bytes(),
+            limit_name="in this machine",
+        )
+        return self
 
 
 class WindowsSpec(StrictModel):

@@ -31,16 +31,26 @@ def data_fetch(
         list[str] | None, typer.Option(help="Only these files of the record (repeatable; default: job_table.parquet).")
     ] = None,
     record: Annotated[str | None, typer.Option(help="Archive record id (default: the dataset's).")] = None,
-    base_url: Annotated[str, typer.Option(help="Archive (Zenodo API compatible).")] = "https://zenodo.org",
+    base_url: Annotated[
+        str, typer.Option(help="Archive (Zenodo API compatible); https only (plain http only on loopback).")
+    ] = "https://zenodo.org",
+    max_size: Annotated[
+        float, typer.Option(help="Largest file accepted, in GiB; a larger file of the record is refused.")
+    ] = 64.0,
 ) -> None:
-    """Download a public dataset from its archive record, checking checksums and resuming partial downloads."""
+    """Download a public dataset from its archive record, checking checksums and resuming partial downloads.
+
+    Only the archive's own https links are followed; a file the record lists without a checksum is refused."""
     # deferred: urllib.request loads http and ssl (20 ms); `wattsched --help` should not
     from wattsched.workload.fetch import PM100_RECORD, FetchError, fetch_record
+
+    if not 0 < max_size <= 1 << 20:
+        fail(f"--max-size must be a size in GiB between 0 and 1048576, got {max_size:g}")
 
     if dataset != "pm100":
         fail(f"unknown dataset {dataset!r}; available: pm100")
     with Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", markup=False, style="bold"),  # names come from the network: no markup
         BarColumn(),
         TextColumn("{task.completed:,} bytes"),
         console=err,
@@ -55,12 +65,17 @@ def data_fetch(
 
         try:
             paths = fetch_record(
-                record or PM100_RECORD, to, files=file or ["job_table.parquet"], base_url=base_url, progress=progress
+                record or PM100_RECORD,
+                to,
+                files=file or ["job_table.parquet"],
+                base_url=base_url,
+                max_size=int(max_size * (1 << 30)),
+                progress=progress,
             )
         except FetchError as exc:
             fail(str(exc))
     for path in paths:
-        console.print(f"{path} ({path.stat().st_size:,} bytes, checksum verified)")
+        console.print(f"{path} ({path.stat().st_size:,} bytes, checksum verified)", markup=False, highlight=False)
 
 
 @app.command("convert")

@@ -23,11 +23,14 @@ def generate_lublin_cmd(
 ) -> None:
     """Generate a Lublin–Feitelson (2003) workload of rigid parallel jobs."""
     # deferred: the generators and writers load numba and pyarrow; `wattsched --help` should not
+    from wattsched.core.bounds import check_fits
     from wattsched.workload.generate import generate_lublin
+    from wattsched.workload.generate.footprint import LUBLIN_BYTES_PER_JOB
     from wattsched.workload.save import save_workload, workload_format
 
     try:
         workload_format(output)  # a wrong file name fails before the jobs are drawn
+        check_fits("--jobs", jobs, LUBLIN_BYTES_PER_JOB, "the lublin generator")
         result = generate_lublin(jobs, machine_size, seed=seed, target_load=load, n_users=users)
         save_workload(result, output)
     except ValueError as exc:
@@ -50,12 +53,15 @@ def generate_m100_cmd(
 ) -> None:
     """Generate a Marconi100-like workload with per-job power profiles (20 s samples)."""
     # deferred: the generators and writers load numba and pyarrow; `wattsched --help` should not
+    from wattsched.core.bounds import check_fits
     from wattsched.workload.generate import generate_m100like
+    from wattsched.workload.generate.footprint import M100_BYTES_PER_JOB
     from wattsched.workload.save import save_workload
 
     if not output.name.endswith(".parquet"):
         fail("power profiles are a list column: write the m100 workload as .parquet")
     try:
+        check_fits("--jobs", jobs, M100_BYTES_PER_JOB, "the m100 generator")
         result = generate_m100like(jobs, seed=seed, target_load=load, n_users=users, span_days=span_days)
         save_workload(result, output, "parquet")
     except ValueError as exc:
@@ -78,9 +84,29 @@ def generate_telemetry_cmd(
 ) -> None:
     """Generate a job table and per-PSU node telemetry for the PM100 method (streamed day by day to disk)."""
     # deferred: the telemetry generator loads numba and pyarrow; `wattsched --help` should not
-    from wattsched.dataset.synthetic import place_jobs, write_synthetic_exadata
+    from wattsched.core.bounds import check_fits, free_disk_bytes
+    from wattsched.dataset.synthetic import (
+        BYTES_PER_JOB,
+        DISK_BYTES_PER_SAMPLE,
+        place_jobs,
+        write_synthetic_exadata,
+    )
 
     try:
+        check_fits("--jobs", jobs, BYTES_PER_JOB, "job placement")
+        if days > 0 and period > 0:  # the generator refuses the others with its own message
+            samples = int(2 * nodes * (days * 86_400.0 / period + 1))
+            check_fits(
+                "--days",
+                samples,
+                DISK_BYTES_PER_SAMPLE,
+                f"the telemetry of {nodes:,} nodes over {days:g} days",
+                limit=free_disk_bytes(output),
+                limit_name=f"free under {output}",
+                unit="PSU sample",
+                resource="disk",
+                value=days,
+            )
         machine = place_jobs(
             jobs,
             n_nodes=nodes,

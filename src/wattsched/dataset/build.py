@@ -14,7 +14,7 @@ import polars as pl
 
 from wattsched.dataset.exclusive import SHARED, UNVERIFIABLE, classify_exclusive
 from wattsched.dataset.extract import ExtractionStats, extract_series
-from wattsched.dataset.hostlist import expand_hostlist
+from wattsched.dataset.inputs import check_jobs, parse_nodes
 from wattsched.dataset.telemetry import TelemetrySource
 from wattsched.dataset.tres import unpack_tres
 
@@ -28,17 +28,9 @@ def node_lists(jobs: pl.DataFrame, column: str = "nodes") -> pl.DataFrame:
     if isinstance(dtype, pl.List):
         return jobs.with_columns(pl.col(column).cast(pl.List(pl.Utf8)))
     texts = jobs[column].cast(pl.Utf8)
-    mapping = {t: _parse_nodes(t) for t in texts.drop_nulls().unique().to_list()}
+    mapping = {t: parse_nodes(t) for t in texts.drop_nulls().unique().to_list()}
     parsed = [None if t is None else mapping[t] for t in texts.to_list()]
     return jobs.with_columns(pl.Series(column, parsed, dtype=pl.List(pl.Utf8)))
-
-
-def _parse_nodes(text: str) -> list[str]:
-    text = text.strip()
-    if text.startswith("["):  # a list written out by Python or JSON
-        inner = text.strip("[]").replace("'", "").replace('"', "")
-        return [n.strip() for n in inner.split(",") if n.strip()]
-    return list(expand_hostlist(text)) if text else []
 
 
 def epoch_seconds(frame: pl.DataFrame, columns: tuple[str, ...] = ("start_time", "end_time")) -> pl.DataFrame:
@@ -71,7 +63,8 @@ def build_dataset(
     ExaData layout, read window by window) or an in-memory table (``node, timestamp`` and ``ps0, ps1`` or
     ``watts``); see :mod:`wattsched.dataset.telemetry`. The remaining options are those of
     :func:`~wattsched.dataset.extract.extract_series`."""
-    jobs = node_lists(epoch_seconds(jobs), nodes_column)
+    # a job with a missing or impossible time or an unreadable node list is an input reject, not a failed build
+    jobs, bad_input = check_jobs(epoch_seconds(jobs), nodes_column)
     no_nodes = jobs.filter(pl.col(nodes_column).list.len().fill_null(0) == 0)
     jobs = jobs.filter(pl.col(nodes_column).list.len().fill_null(0) > 0)
     status = classify_exclusive(jobs, period=period, legacy_split=legacy_split, nodes_column=nodes_column)
@@ -104,6 +97,7 @@ def build_dataset(
     )
     rejects = pl.concat(
         [
+            bad_input,
             no_nodes.select("job_id", pl.lit("input").alias("stage"), pl.lit("no node list").alias("reason")),
             reasons,
             missing.select("job_id", pl.lit("extraction").alias("stage"), "reason"),

@@ -20,6 +20,9 @@ matrices (per worker) plus the output itself.
 
 Timestamps must be on the grid (multiples of θ since the epoch) to within ``snap`` seconds (default: 1 ms, i.e.
 exact, as the reference aligns on the timestamp index); rows off the grid are counted and reported, not used.
+Physically impossible readings (negative, infinite, or above :data:`MAX_READING_WATTS`) are counted and reported,
+not used: their (node, instant) is missing, so a job relying on them is rejected with the missing-sample reason
+(or keeps the gap under ``max_missing``). NaN and null readings are missing as before.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ from wattsched.dataset.telemetry import TelemetrySource, open_telemetry
 #: Default tolerance (s) of "on the grid" when no ``snap`` is given.
 EXACT_TOLERANCE = 1e-3
 
+#: Largest plausible telemetry reading (W, one PSU or one node total): no HPC node draws 100 kW; 1e30 W and
+#: sign errors are data faults, not power.
+MAX_READING_WATTS = 100_000.0
+
 #: Bytes per (node, instant) cell and PSU slot: a float64 sum and a uint16 count.
 _CELL_BYTES = 10
 
@@ -49,6 +56,7 @@ class ExtractionStats:
     windows: int = 0
     telemetry_rows: int = 0
     off_grid_rows: int = 0
+    implausible_values: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -87,11 +95,13 @@ class WindowResult:
     least: np.ndarray
     rows: int
     off_grid: int
+    implausible: int = 0
 
 
 @nb.njit(cache=True, nogil=True)
-def _scatter(node, seconds, values, period, tolerance, k0, width, sums, counts):  # pragma: no cover - compiled
+def _scatter(node, seconds, values, period, tolerance, k0, width, sums, counts, top):  # pragma: no cover
     off = 0
+    bad = 0
     for i in range(node.size):
         n = node[i]
         v = values[i]
@@ -104,10 +114,13 @@ def _scatter(node, seconds, values, period, tolerance, k0, width, sums, counts):
         if abs(seconds[i] - k * period) > tolerance:
             off += 1
             continue
+        if not (0.0 <= v <= top):  # negative, infinite or beyond any node: a fault, not power
+            bad += 1
+            continue
         if counts[n, c] < 65535:
             sums[n, c] += v
             counts[n, c] += 1
-    return off
+    return off, bad
 
 
 @nb.njit(cache=True, nogil=True)
@@ -167,11 +180,11 @@ def run_window(task: WindowTask) -> WindowResult:
     # every row whose nearest instant is in the window (so off-grid rows are seen, and counted once)
     lo = (task.k0 - 0.5) * task.period
     hi = (task.k0 + task.width - 0.5) * task.period
-    rows = off = 0
+    rows = off = bad = 0
     for batch in task.source.batches(task.node_names, lo, hi):
         rows += batch.node.size
         for i, (slot, vals) in enumerate(batch.slots):
-            o = _scatter(
+            o, b = _scatter(
                 batch.node,
                 batch.seconds,
                 vals,
@@ -181,8 +194,10 @@ def run_window(task: WindowTask) -> WindowResult:
                 task.width,
                 sums[slot],
                 counts[slot],
+                MAX_READING_WATTS,
             )
             off += o if i == 0 else 0  # count rows, not PSU values
+            bad += b
     a = np.maximum(task.first, task.k0)
     b = np.minimum(task.last, task.k0 + task.width - 1)
     seg_ptr = np.zeros(task.jobs.size + 1, np.int64)
@@ -213,7 +228,7 @@ def run_window(task: WindowTask) -> WindowResult:
         vmax,
         least,
     )
-    return WindowResult(task.k0, task.jobs, seg_ptr, values, complete, count, mean, m2, vmax, least, rows, off)
+    return WindowResult(task.k0, task.jobs, seg_ptr, values, complete, count, mean, m2, vmax, least, rows, off, bad)
 
 
 class _Accumulator:
@@ -361,12 +376,18 @@ def extract_series(
         acc.merge(result)
         stats.telemetry_rows += result.rows
         stats.off_grid_rows += result.off_grid
+        stats.implausible_values += result.implausible
         if progress is not None:
             progress(i + 1, len(tasks), stats.telemetry_rows)
     if stats.off_grid_rows:
         stats.notes.append(
             f"{stats.off_grid_rows:,} telemetry rows in the jobs' span are off the {period:g}-s grid "
             f"by more than {tolerance:g} s and were not used (see the snap option)"
+        )
+    if stats.implausible_values:
+        stats.notes.append(
+            f"{stats.implausible_values:,} telemetry readings in the jobs' span are negative, infinite or above "
+            f"{MAX_READING_WATTS:,.0f} W and were not used (their samples count as missing)"
         )
     return _assemble(jobs["job_id"], acc, period, max_missing)
 

@@ -20,6 +20,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wattsched.core.bounds import check_fits
+
 #: Instants per generated chunk (one day at θ = 20 s).
 CHUNK_INSTANTS = 4320
 
@@ -55,6 +57,14 @@ class Machine:
     seed: int
 
 
+#: Peak memory per placed job (bytes) of :func:`place_jobs`, for the size bound of ``generate telemetry``: measured
+#: as the growth of the peak RSS from 20,000 to 200,000 jobs (25.7 → 184.7 MiB, 926 B a job), rounded up.
+BYTES_PER_JOB = 1_000
+#: Disk per PSU sample written by :func:`write_synthetic_exadata` (bytes): 42.5 MB for the 8.46 million samples of
+#: one day of 980 nodes at 20 s (5.0 B a sample), rounded up; for the disk bound of ``generate telemetry``.
+DISK_BYTES_PER_SAMPLE = 5.5
+
+
 def place_jobs(
     n_jobs: int,
     *,
@@ -75,6 +85,7 @@ def place_jobs(
     outages of 1–6 h with no telemetry at all."""
     if t0 % period:
         raise ValueError(f"t0 must be on the {period:g}-s grid, got {t0}")
+    check_fits("n_jobs", n_jobs, BYTES_PER_JOB, "job placement")
     rng = np.random.default_rng(seed)
     horizon = hours * 3600.0
     instants = int(horizon // period) + 1

@@ -151,6 +151,20 @@ def _generic(columns: list[str], where: str) -> tuple[tuple[tuple[str, int], ...
     raise ValueError(f"{where}: telemetry needs columns node, timestamp and ps0+ps1 or watts; it has {columns}")
 
 
+def _check_types(stream: TelemetryStream, where: str) -> TelemetryStream:
+    """Refuse a stream whose timestamp is not a time or whose power column is not numeric, naming the column and
+    its type (read from the schema: nothing is scanned), instead of an Arrow cast error in the middle of a build."""
+    schema = stream.dataset().schema
+    kind = schema.field("timestamp").type
+    if not (pa.types.is_timestamp(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        raise ValueError(f"{where}: column timestamp is {kind}, not a datetime or epoch seconds")
+    for column, _ in stream.values:
+        kind = schema.field(column).type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+            raise ValueError(f"{where}: column {column} is {kind}, not a power in W (a number)")
+    return stream
+
+
 def open_telemetry(source: str | Path | pl.DataFrame | pl.LazyFrame | pa.Table | TelemetrySource) -> TelemetrySource:
     """Recognise the layout of ``source`` (see the module docstring); errors name the path and what is missing."""
     if isinstance(source, TelemetrySource):
@@ -161,7 +175,8 @@ def open_telemetry(source: str | Path | pl.DataFrame | pl.LazyFrame | pa.Table |
         source = source.with_columns(pl.col("node").cast(pl.Utf8)).to_arrow()
     if isinstance(source, pa.Table):
         values, two = _generic(source.column_names, "in-memory telemetry")
-        return TelemetrySource((TelemetryStream((), "memory", values, source),), two, "in-memory table")
+        stream = _check_types(TelemetryStream((), "memory", values, source), "in-memory telemetry")
+        return TelemetrySource((stream,), two, "in-memory table")
     path = Path(source)
     if path.is_dir() and all((path / m).is_dir() for m in EXADATA_METRICS):
         streams = []
@@ -171,9 +186,10 @@ def open_telemetry(source: str | Path | pl.DataFrame | pl.LazyFrame | pa.Table |
             names = stream.dataset().schema.names
             if not {"node", "timestamp", "value"} <= set(names):
                 raise ValueError(f"{path / metric}: ExaData partitions need timestamp, value, node; they have {names}")
-            streams.append(stream)
+            streams.append(_check_types(stream, str(path / metric)))
         return TelemetrySource(tuple(streams), True, f"ExaData layout in {path}")
     files, fmt = _files(path, "telemetry")
     stream = TelemetryStream(files, fmt, ())
     values, two = _generic(stream.dataset().schema.names, str(path))
-    return TelemetrySource((TelemetryStream(files, fmt, values),), two, f"{len(files)} {fmt} file(s) in {path}")
+    stream = _check_types(TelemetryStream(files, fmt, values), str(path))
+    return TelemetrySource((stream,), two, f"{len(files)} {fmt} file(s) in {path}")

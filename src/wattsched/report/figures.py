@@ -12,6 +12,20 @@ chart of one run with its power timeline.
 
 Figures are drawn on bare :class:`matplotlib.figure.Figure` objects (no pyplot), so that making them changes
 no global state and needs no display.
+
+Why two stacks (matplotlib here, plotly in :mod:`wattsched.report.dashboard`), measured for issue 16 on the
+22-run campaign of ``tests/test_campaign_report.py``: the figures drawn twice are 288 lines of matplotlib
+(``plot_metric`` and its layout, ``plot_gantt``, the two prediction plots) against 326 of plotly (``metric_figure``,
+``gantt_figure``, the two prediction figures); ``plot_policies`` (paper 000's Fig. 8) has no plotly twin. The data
+behind them (``MetricFigure``,
+``gantt_data``, ``resample_step``, ``per_user_errors``) is shared already. Exporting the plotly figures through
+kaleido 1.5 instead works offline only with a Chromium on the machine: kaleido is a pip package but its browser
+is not (its ``get_chrome`` downloads one from the network; Debian's ``chromium`` package is 300+ MB of system
+packages), so ``wattsched demo``, ``campaign report`` and ``reproduce 000`` would fail on a plain ``pip install``.
+With Debian's Chromium present, the same 14 files (6 metrics and the Gantt chart, PNG and SVG) took 13.4 s
+(0.5 s to build the figures, 5.0 s of it to start Chromium) against 9.0 s with matplotlib, and 2.4 MB against
+1.4 MB (the Gantt SVG alone 1.9 MB). The studies' figures and the single-run figures are matplotlib too. So the
+static figures stay matplotlib, and plotly draws only the interactive HTML.
 """
 
 from __future__ import annotations

@@ -61,6 +61,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import polars as pl
 
+from wattsched.core.bounds import check_fits
 from wattsched.core.schema import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
@@ -70,6 +71,7 @@ from wattsched.core.schema import (
     empty_rejects,
     sort_queue_order,
 )
+from wattsched.workload.generate.footprint import LUBLIN_BYTES_PER_JOB
 
 __all__ = [
     "LublinClassParams",
@@ -396,6 +398,7 @@ def generate_lublin(
         raise ValueError(f"walltime_model must be one of {WALLTIME_MODELS}, got {walltime_model!r}")
     if not (math.isfinite(max_walltime) and max_walltime >= 1.0):
         raise ValueError(f"max_walltime must be a finite number of seconds ≥ 1, got {max_walltime!r}")
+    check_fits("n_jobs", int(n_jobs), LUBLIN_BYTES_PER_JOB, "the lublin generator")
     params = params if params is not None else LublinParams()
     n_jobs, machine_size = int(n_jobs), int(machine_size)
     # One independent stream per model component (common random numbers: the walltime model or the runtime

@@ -90,6 +90,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from wattsched.core.bounds import check_fits
 from wattsched.core.schema import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
@@ -99,6 +100,7 @@ from wattsched.core.schema import (
     empty_rejects,
     sort_queue_order,
 )
+from wattsched.workload.generate.footprint import M100_BYTES_PER_JOB
 from wattsched.workload.generate.m100like_params import (
     NODE_COUNT_WEIGHTS,
     NODE_COUNTS,
@@ -335,6 +337,7 @@ def generate_m100like(
     :class:`ReadResult` (size = nodes) with no rejects; the module docstring documents every modelling choice.
     """
     n_jobs = _check_int("n_jobs", n_jobs)
+    check_fits("n_jobs", n_jobs, M100_BYTES_PER_JOB, "the m100 generator")
     n_nodes = _check_int("n_nodes", n_nodes)
     n_users = _check_int("n_users", n_users)
     sample_period = _check_positive("sample_period", sample_period)
