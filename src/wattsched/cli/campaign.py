@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from wattsched.cli.common import console, err, fail, print_table, progress_bar
 from wattsched.core.schema import WorkloadError
@@ -27,7 +29,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
     from wattsched.campaign.runner import CampaignInterrupted, run_experiment
 
     try:
-        with progress_bar(f"[bold]{experiment.kind}[/] {experiment.name}", TextColumn("runs")) as bar:
+        with progress_bar(f"[bold]{experiment.kind}[/] {escape(experiment.name)}", TextColumn("runs")) as bar:
             task = bar.add_task("runs", total=None)
             return run_experiment(
                 experiment,
@@ -37,7 +39,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
                 **options,
             )
     except CampaignInterrupted as stop:
-        err.print(f"[bold yellow]{stop}[/]")
+        err.print(Text(str(stop), style="bold yellow"))
         raise typer.Exit(code=130) from None
 
 

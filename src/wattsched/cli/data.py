@@ -32,7 +32,7 @@ def data_fetch(
     if dataset != "pm100":
         fail(f"unknown dataset {dataset!r}; available: pm100")
     with Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),  # a file name of the record: no markup
         BarColumn(),
         TextColumn("{task.completed:,} bytes"),
         console=err,

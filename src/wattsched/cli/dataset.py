@@ -87,4 +87,4 @@ def dataset_build(
     )
     console.print(f"telemetry: {stats.telemetry_rows:,} rows read in {stats.windows:,} window(s)")
     for note in stats.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"note: {note}")

@@ -10,11 +10,17 @@ from rich.table import Table
 
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
-from wattsched.cli.common import console, err, fail, progress_bar
+from wattsched.cli.common import console, err, fail, progress_bar, set_output_mode
 from wattsched.cli.reproduce import reproduce
+from wattsched.cli.root import WattschedGroup
 from wattsched.cli.simulate import simulate
 
-app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
+app = typer.Typer(
+    cls=WattschedGroup,  # the error path: one line per error, the traceback with --debug
+    help="Power- and energy-aware HPC batch scheduling toolkit.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,  # --debug: the traceback, not every local variable of every frame
+)
 app.command()(simulate)
 app.add_typer(generate.app, name="generate")
 app.add_typer(predict.app, name="predict")
@@ -40,8 +46,27 @@ def root(
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", envvar="WATTSCHED_DEBUG", help="Show the traceback of an error (default: one line per error)."
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print errors only (no tables, notes or progress).")
+    ] = False,
+    json_output: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the command's summary as one JSON object on stdout (its text output goes to stderr).",
+        ),
+    ] = False,
 ) -> None:
     """Power- and energy-aware HPC batch scheduling toolkit."""
+    if quiet and json_output:
+        raise typer.BadParameter("--quiet and --json exclude each other: --json already keeps stdout to the summary")
+    set_output_mode(debug=debug, quiet=quiet, json=json_output)
 
 
 @app.command()

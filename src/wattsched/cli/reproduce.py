@@ -12,8 +12,8 @@ from types import FrameType
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from wattsched.cli.common import console, err, fail, track
 from wattsched.core.schema import WorkloadError
@@ -56,7 +56,7 @@ def reproduce(
     started = time.perf_counter()
 
     def step(message: str) -> None:
-        err.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
+        err.print(Text(f"{time.perf_counter() - started:7.1f} s", style="dim"), message)
 
     try:
         result = run_reproduction(
@@ -73,9 +73,8 @@ def reproduce(
     except KeyboardInterrupt:
         stop_workers()
         err.print(
-            f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
-            f"(finished runs, if any, stay in {escape(str(out))})",
-            soft_wrap=True,
+            Text("interrupted:", style="bold yellow"),
+            f"paper {paper}'s reproduction stopped; nothing was reported (finished runs, if any, stay in {out})",
         )
         raise typer.Exit(code=130) from None
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
@@ -93,6 +92,6 @@ def reproduce(
         table.add_column(col, overflow="fold")
     for r in result.run.claims:
         colour = {"holds": "green", "differs": "yellow", "not checkable": "dim"}[r.verdict]
-        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, f"[{colour}]{r.verdict}[/]")
+        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, Text(r.verdict, style=colour))
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
 
@@ -148,7 +149,7 @@ def simulate(
             runtime_estimate=runtime_estimate,
         )
         if read.jobs.height > PROGRESS_THRESHOLD:
-            with progress_bar("[bold]simulating[/] " + policy, TextColumn("jobs submitted")) as bar:
+            with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
                 task = bar.add_task("sim", total=read.jobs.height)
                 run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
         else:
