@@ -12,6 +12,7 @@ from rich.progress import TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from wattsched.cli.choices import Aggregate, Executor
 from wattsched.cli.common import console, err, fail, print_table, progress_bar
 from wattsched.core.schema import WorkloadError
 from wattsched.core.store import CampaignError
@@ -47,8 +48,10 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
 def campaign_run(
     spec: Annotated[Path, typer.Argument(help="Campaign file (.toml, .yaml or .json).")],
     output: Annotated[Path, typer.Option(help="Campaign directory (created, or resumed if it holds this campaign).")],
-    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: the CPU count).")] = None,
+    executor: Annotated[
+        Executor, typer.Option(case_sensitive=False, help="local (processes) or dask.")
+    ] = Executor.local,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: the CPU count).")] = None,
     address: Annotated[
         str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
     ] = None,
@@ -121,8 +124,11 @@ def campaign_report(
     ] = False,
     gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
     aggregate: Annotated[
-        str, typer.Option(help="Summary over (workload window, cap) groups: mean (paper 000's) or median.")
-    ] = "mean",
+        Aggregate,
+        typer.Option(
+            case_sensitive=False, help="Summary over (workload window, cap) groups: mean (paper 000's) or median."
+        ),
+    ] = Aggregate.mean,
 ) -> None:
     """Figures (PNG and SVG) and tables of the campaign, its summary printed; with --html the dashboard."""
     # deferred: figures load matplotlib and plotly; `wattsched --help` should not
@@ -132,8 +138,6 @@ def campaign_report(
     from wattsched.report.figures import write_figures
 
     out = output or directory / "report"
-    if aggregate not in ("mean", "median"):
-        fail(f"--aggregate must be mean or median, got {aggregate!r}")
     try:
         kind = open_experiment(directory).kind
         paths = report(directory, out, aggregate=aggregate)

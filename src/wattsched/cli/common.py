@@ -32,6 +32,7 @@ __all__ = [
     "print_table",
     "progress_bar",
     "quote",
+    "renamed_option",
     "track",
     "warn",
 ]
@@ -131,6 +132,16 @@ def fail(message: str) -> NoReturn:
     markup) and exit with code 2, click's code for a usage error."""
     error_line(message)
     raise typer.Exit(code=2)
+
+
+def renamed_option(value: T, old_value: T | None, old: str, new: str) -> T:
+    """The value of an option renamed from ``old`` to ``new`` (one name, one meaning across commands, docs/cli.md):
+    the old name still works, with a warning, and its value wins (a default of ``new`` cannot be told from a value
+    given)."""
+    if old_value is None:
+        return value
+    warn(f"{old} is deprecated; use {new} (same meaning; the value given to {old} is used)")
+    return old_value
 
 
 def emit_json(summary: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
+from wattsched.cli.choices import DemoKind
 from wattsched.cli.common import console, err, fail, progress_bar, set_output_mode
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.root import WattschedGroup
@@ -87,13 +88,16 @@ def policies() -> None:
 def demo(
     output: Annotated[Path, typer.Option(help="Directory for the demo's results and figures.")] = Path("demo-output"),
     kind: Annotated[
-        str, typer.Option(help="campaign (power caps, checks, dashboard) or policies (Lublin).")
-    ] = "campaign",
+        DemoKind,
+        typer.Option(case_sensitive=False, help="campaign (power caps, checks, dashboard) or policies (Lublin)."),
+    ] = DemoKind.campaign,
     jobs: Annotated[int | None, typer.Option(help="Jobs in the generated workload.")] = None,
     machine_size: Annotated[int, typer.Option(help="Processors (policies demo).")] = 256,
     load: Annotated[float, typer.Option(help="Offered load (policies demo).")] = 0.85,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (campaign demo).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes (campaign demo; default: the CPU count).")
+    ] = None,
 ) -> None:
     """The campaign demo: a Marconi100-like workload cut into windows, EASY+PC under two caps with every power
     check on real and predicted estimates, a summary table and the HTML dashboard. ``--kind policies``: the
@@ -101,8 +105,6 @@ def demo(
     if kind == "campaign":
         _demo_campaign(output, jobs or 40_000, seed, workers)
         return
-    if kind != "policies":
-        fail(f"--kind must be campaign or policies, got {kind!r}")
     # deferred: the demo loads the engine and matplotlib; `wattsched --help` should not
     from wattsched.demo import run_demo
 

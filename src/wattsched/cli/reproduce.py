@@ -15,20 +15,28 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from wattsched.cli.common import console, err, fail, track
+from wattsched.cli.choices import complete_paper
+from wattsched.cli.common import console, err, fail, renamed_option, track
 from wattsched.core.schema import WorkloadError
 
 
 def reproduce(
-    paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.")],
+    paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.", autocompletion=complete_paper)],
     output: Annotated[Path | None, typer.Option(help="Output folder (default: reproduce-PAPER[-quick]).")] = None,
     quick: Annotated[bool, typer.Option(help="The reduced setting that still shows every shape (≤ 3 min).")] = False,
-    seed: Annotated[int, typer.Option(help="First seed; the run uses --seeds consecutive seeds from it.")] = 0,
-    seeds: Annotated[int, typer.Option(min=1, help="How many seeds (workloads, windows, samples) to run.")] = 3,
+    seed: Annotated[int, typer.Option(help="First seed; the run uses --seed-count consecutive seeds from it.")] = 0,
+    seeds: Annotated[
+        int, typer.Option("--seed-count", min=1, help="How many seeds (workloads, windows, samples) to run.")
+    ] = 3,
+    old_seeds: Annotated[
+        int | None, typer.Option("--seeds", min=1, hidden=True, help="Old name of --seed-count.")
+    ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: the CPU count).")] = None,
     data: Annotated[
-        Path | None, typer.Option(help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data).")
+        Path | None,
+        typer.Option("--data-dir", help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data)."),
     ] = None,
+    old_data: Annotated[Path | None, typer.Option("--data", hidden=True, help="Old name of --data-dir.")] = None,
 ) -> None:
     """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
     setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
@@ -38,6 +46,8 @@ def reproduce(
     from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
     from wattsched.reproduce.runner import reproduce as run_reproduction
 
+    seeds = renamed_option(seeds, old_seeds, "--seeds", "--seed-count")  # --seeds: a list of seeds elsewhere
+    data = renamed_option(data, old_data, "--data", "--data-dir")  # --data-dir: the data folder everywhere
     given = paper
     paper = paper.zfill(3)
     if paper not in PAPERS:

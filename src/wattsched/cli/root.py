@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -47,6 +47,12 @@ class WattschedGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         plain_metavars(self)
 
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except _UsageBase as exc:  # a bad root option (wattsched --bogus)
+            _usage_error(exc)
+
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         for param in params:  # typer adds --install-completion and --show-completion after __init__
@@ -59,11 +65,10 @@ class WattschedGroup(TyperGroup):
             if output.json and not output.json_emitted:
                 warn("--json: this command has no JSON summary; its text output went to stderr")
             return result
-        except (typer.Exit, typer.Abort, _UsageBase):
-            raise  # typer.Exit (fail() among them), usage errors: click prints and exits as usual
-        except BrokenPipeError:  # `wattsched ... | head`: the reader left; nothing to report
-            sys.stdout = None  # type: ignore[assignment]  # no flush of the closed pipe at exit
-            raise typer.Exit(code=1) from None
+        except (typer.Exit, typer.Abort, BrokenPipeError):
+            raise  # typer.Exit (fail() among them); a closed pipe (`| head`): typer exits quietly
+        except _UsageBase as exc:
+            _usage_error(exc)
         except KeyboardInterrupt:
             if output.debug:
                 raise
@@ -76,6 +81,17 @@ class WattschedGroup(TyperGroup):
             raise typer.Exit(code=1) from None
         finally:
             reset_output_mode()
+
+
+def _usage_error(exc: Any) -> NoReturn:
+    """A usage error (unknown option, a value not among the choices...) on one plain line naming the help to read,
+    instead of typer's boxed, wrapped panel; the help itself when a group was given without a command."""
+    if type(exc).__name__ == "NoArgsIsHelpError" or not hasattr(exc, "format_message"):
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+    error_line(exc.format_message() + hint)
+    raise typer.Exit(code=getattr(exc, "exit_code", 2)) from None
 
 
 def plain_metavars(command: Any) -> None:

@@ -11,6 +11,20 @@ from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
 
+from wattsched.cli.choices import (
+    CapBasis,
+    Knapsack,
+    PowerSource,
+    Prestate,
+    Reservation,
+    SigmaScaling,
+    complete_check,
+    complete_policy,
+    complete_power_predictor,
+    complete_runtime_predictor,
+    policy_name,
+    power_check_name,
+)
 from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, err, fail, parse_window, progress_bar
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
@@ -21,7 +35,14 @@ if TYPE_CHECKING:
 
 def simulate(
     workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
-    policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="Policy name, any case; see wattsched policies.",
+            callback=policy_name,
+            autocompletion=complete_policy,
+        ),
+    ],
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
@@ -35,9 +56,15 @@ def simulate(
     platform: Annotated[str | None, typer.Option(help="Power platform: a preset (marconi100) or a TOML file.")] = None,
     power_check: Annotated[
         str | None,
-        typer.Option(help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P."),
+        typer.Option(
+            help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P (any case).",
+            callback=power_check_name,
+            autocompletion=complete_check,
+        ),
     ] = None,
-    power_source: Annotated[str, typer.Option(help="Estimates the check uses: real, predicted or naive.")] = "real",
+    power_source: Annotated[
+        PowerSource, typer.Option(case_sensitive=False, help="Estimates the check uses.")
+    ] = PowerSource.real,
     cap: Annotated[
         str | None,
         typer.Option(
@@ -55,31 +82,41 @@ def simulate(
         ),
     ] = "none",
     cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
-    reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
+    reservation: Annotated[
+        Reservation, typer.Option(case_sensitive=False, help="What EASY's reservation under power reserves.")
+    ] = Reservation.nodes,
     knapsack: Annotated[
-        str, typer.Option(help="Knapsack policies at the first job that does not fit: stop or skip.")
-    ] = "stop",
+        Knapsack,
+        typer.Option(case_sensitive=False, help="What knapsack policies do at the first job that does not fit."),
+    ] = Knapsack.stop,
     cap_basis: Annotated[
-        Literal["dynamic", "total"],
-        typer.Option(help="What a fractional --cap is a fraction of: dynamic (range) or total (max power)."),
-    ] = "dynamic",
+        CapBasis,
+        typer.Option(
+            case_sensitive=False,
+            help="What a fractional --cap is a fraction of: dynamic (the dynamic range) or total (maximum power).",
+        ),
+    ] = CapBasis.dynamic,
     subtract_idle: Annotated[
         bool, typer.Option(help="Job estimates as nodes × (per-node value − idle); off: the paper's literal form.")
     ] = True,
-    sigma_scaling: Annotated[str, typer.Option(help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")] = "nodes",
+    sigma_scaling: Annotated[
+        SigmaScaling, typer.Option(case_sensitive=False, help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")
+    ] = SigmaScaling.nodes,
     baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
     online_power: Annotated[
         str | None,
         typer.Option(
             help="Predict power inside the simulation, learning from simulated completions: "
-            f"{', '.join(POWER_PREDICTORS)} (replaces --power-source)."
+            f"{', '.join(POWER_PREDICTORS)} (replaces --power-source).",
+            autocompletion=complete_power_predictor,
         ),
     ] = None,
     online_runtime: Annotated[
         str | None,
         typer.Option(
             help=f"Predict runtimes inside the simulation: {', '.join(RUNTIME_PREDICTORS)} "
-            "(replaces --runtime-estimate)."
+            "(replaces --runtime-estimate).",
+            autocompletion=complete_runtime_predictor,
         ),
     ] = None,
     window_start: Annotated[
@@ -91,12 +128,13 @@ def simulate(
     ] = None,
     window_hours: Annotated[float, typer.Option(help="Length of the --window-start window (h).")] = 24.0,
     prestate: Annotated[
-        str,
+        Prestate,
         typer.Option(
+            case_sensitive=False,
             help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
-            "decides), prestart (running ones started at 0 without a check) or drop."
+            "decides), prestart (running ones started at 0 without a check) or drop.",
         ),
-    ] = "requeue",
+    ] = Prestate.requeue,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
