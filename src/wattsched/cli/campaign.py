@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wattsched.cli.choices import Aggregate, Executor
-from wattsched.cli.common import console, err, fail, print_table, progress_bar
+from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar
 from wattsched.core.schema import WorkloadError
 from wattsched.core.store import CampaignError
 
@@ -69,6 +69,15 @@ def campaign_run(
         result = run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
     except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
         fail(str(exc))
+    emit_json(
+        {
+            "output": str(output),
+            "runs": result.total,
+            "already_done": result.already_done,
+            "executed": result.executed,
+            "seconds": result.seconds,
+        }
+    )
     console.print(
         f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
         f"({result.seconds:.1f} s)"
@@ -86,6 +95,7 @@ def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign dir
     except CampaignError as exc:
         fail(str(exc))
     keys = st["keys"]
+    emit_json({**{k: v for k, v in st.items() if k != "per"}, "per": st["per"].to_dicts()})
     table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done", caption=st["kind"])
     for col in (*keys, "done", "runs"):
         table.add_column(col, justify="left" if col in keys else "right")
@@ -112,6 +122,7 @@ def campaign_results(
         table.write_csv(output)
     else:
         table.write_parquet(output)
+    emit_json({"output": str(output), "runs": table.height, "columns": table.width})
     console.print(f"wrote {table.height:,} runs × {table.width} columns to {output}")
 
 
@@ -148,6 +159,7 @@ def campaign_report(
         tables = summary_tables(directory, aggregate=aggregate)
     except (CampaignError, ValueError) as exc:
         fail(str(exc))
+    emit_json({"output": str(out), "files": [str(p) for p in paths], "tables": {t: f.to_dicts() for t, f in tables}})
     for title, table in tables:
         print_table(table, title)
     board = f"; dashboard: {out / 'dashboard.html'}" if kind == "power" and html else ""

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from wattsched.cli.common import console, err, fail
+from wattsched.cli.common import console, emit_json, err, fail
 from wattsched.core.schema import WorkloadError
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
@@ -51,6 +51,7 @@ def data_fetch(
             )
         except FetchError as exc:
             fail(str(exc))
+    emit_json({"files": [{"path": str(p), "bytes": p.stat().st_size} for p in paths]})
     for path in paths:
         console.print(f"{path} ({path.stat().st_size:,} bytes, checksum verified)")
 
@@ -87,6 +88,7 @@ def data_convert(
                 err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out")
     except (WorkloadError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({"input": str(input), "output": str(output), "jobs": read.jobs.height, "rejected": read.rejects.height})
     console.print(
         f"wrote {read.jobs.height:,} jobs to {output}"
         + (f" ({read.rejects.height:,} input lines rejected)" if read.rejects.height else "")

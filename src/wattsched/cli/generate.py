@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from wattsched.cli.common import console, fail
+from wattsched.cli.common import console, emit_json, fail
 
 app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help=True)
 
@@ -32,6 +32,7 @@ def generate_lublin_cmd(
         save_workload(result, output)
     except ValueError as exc:
         fail(str(exc))
+    emit_json({"output": str(output), "jobs": result.jobs.height})
     console.print(f"wrote {result.jobs.height} jobs to {output}")
 
 
@@ -60,6 +61,7 @@ def generate_m100_cmd(
         save_workload(result, output, "parquet")
     except ValueError as exc:
         fail(str(exc))
+    emit_json({"output": str(output), "jobs": result.jobs.height})
     console.print(f"wrote {result.jobs.height} jobs with power profiles to {output}")
 
 

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from wattsched.cli.choices import Completion, CvKind, complete_power_predictor, complete_runtime_predictor
-from wattsched.cli.common import console, err, fail, renamed_option
+from wattsched.cli.common import console, emit_json, err, fail, renamed_option
 from wattsched.core.schema import ReadResult, WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
 
@@ -178,6 +178,7 @@ def predict_power_cmd(
         _write_predictions(run.jobs, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({"method": method, "completion": run.completion, "output": str(output), "report": run.report})
     for metric, rep in run.report["metrics"].items():
         base = run.report["global_mean_baseline"].get(metric, {})
         table = _error_table(f"{method}: per-node {metric} (W), completions from {run.completion}", "W")
@@ -229,6 +230,7 @@ def predict_runtime_cmd(
         _write_predictions(run.jobs, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({"method": method, "completion": run.completion, "output": str(output), "report": run.report})
     rep = run.report["runtime"]
     table = _error_table(f"{method}: runtime (min), completions from {run.completion}", "min")
     _error_row(table, "all jobs", rep["overall"], 60.0)

@@ -25,7 +25,16 @@ from wattsched.cli.choices import (
     policy_name,
     power_check_name,
 )
-from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, err, fail, parse_window, progress_bar
+from wattsched.cli.common import (
+    PROGRESS_THRESHOLD,
+    OutputFormat,
+    console,
+    emit_json,
+    err,
+    fail,
+    parse_window,
+    progress_bar,
+)
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
@@ -195,6 +204,7 @@ def simulate(
         paths = write_run(run, output, fmt.value)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({**run.summary, "files": {k: str(p) for k, p in paths.items()}})
     _print_summary(run.summary, title=f"{policy} on {workload.name}")
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
