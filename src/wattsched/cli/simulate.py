@@ -54,7 +54,9 @@ def simulate(
     ],
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", case_sensitive=False, help="Format of the per-job table.")
+    ] = OutputFormat.parquet,
     runtime_estimate: Annotated[
         str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
     ] = None,
