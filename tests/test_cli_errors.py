@@ -159,7 +159,7 @@ class _Returns:
     ],
 )
 def test_a_python_policy_returning_ids_or_none_is_told_positions_are_expected(what, says: str) -> None:
-    with pytest.raises(SimulationError, match="positions of the jobs to start, taken from view.queue") as caught:
+    with pytest.raises(SimulationError, match=r"positions of the jobs to start, taken from view\.queue") as caught:
         simulate(JOBS, _Returns(what), 4)
     assert says in str(caught.value)
     if "101" in says:
