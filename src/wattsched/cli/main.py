@@ -11,7 +11,7 @@ from rich.table import Table
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
-from wattsched.cli.common import console, err, fail, progress_bar, set_output_mode
+from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.root import WattschedGroup
 from wattsched.cli.simulate import simulate
@@ -76,6 +76,7 @@ def policies() -> None:
     # deferred: the registry loads numba's compiled policies; `wattsched --help` should not
     from wattsched.policies.registry import POLICIES
 
+    emit_json({"policies": [{"name": p.name, "semantics": p.description} for p in POLICIES.values()]})
     table = Table(title="policies")
     table.add_column("name")
     table.add_column("semantics")

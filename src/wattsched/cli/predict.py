@@ -97,6 +97,14 @@ def _error_table(title: str, unit: str) -> Table:
 @app.command("list")
 def list_predictors() -> None:
     """List the online predictors: name, kind, whether it needs scikit-learn, what it predicts from."""
+    emit_json(
+        {
+            "predictors": [
+                {"name": p.name, "kind": p.kind, "needs_sklearn": p.needs_sklearn, "description": p.description}
+                for p in PREDICTORS.values()
+            ]
+        }
+    )
     table = Table(title="predictors")
     for col in ("name", "kind", "scikit-learn", "description"):
         table.add_column(col)
