@@ -22,6 +22,7 @@ __all__ = [
     "Knapsack",
     "PowerSource",
     "Prestate",
+    "PublicDataset",
     "Reservation",
     "Score",
     "SigmaScaling",
@@ -36,6 +37,12 @@ __all__ = [
     "policy_name",
     "power_check_name",
 ]
+
+
+class PublicDataset(StrEnum):
+    """The public datasets ``wattsched data fetch`` downloads."""
+
+    pm100 = "pm100"
 
 
 class Executor(StrEnum):

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
+from wattsched.cli.choices import PublicDataset
 from wattsched.cli.common import console, emit_json, err, fail
 from wattsched.core.schema import WorkloadError
 
@@ -17,7 +18,7 @@ app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=Tru
 
 @app.command("fetch")
 def data_fetch(
-    dataset: Annotated[str, typer.Argument(help="Dataset: pm100.")],
+    dataset: Annotated[PublicDataset, typer.Argument(case_sensitive=False, help="The dataset to download.")],
     to: Annotated[Path, typer.Option("--to", help="Directory for the files (resumed if a fetch was interrupted).")],
     file: Annotated[
         list[str] | None, typer.Option(help="Only these files of the record (repeatable; default: job_table.parquet).")

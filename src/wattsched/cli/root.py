@@ -145,7 +145,12 @@ def _plain_param(param: Any) -> None:
     shown_type = param.display_type_rich
 
     def display_type_rich(ctx: Any) -> str | None:
-        return "" if getattr(param, "is_flag", False) else _plain_type(shown_type(ctx))
+        if getattr(param, "is_flag", False):
+            return ""
+        shown = shown_type(ctx)
+        if getattr(getattr(param, "type_descriptor", None), "is_choice", False) and shown:
+            return shown.removeprefix("<").removesuffix(">")  # the choices as they are typed
+        return _plain_type(shown)
 
     param.display_type_rich = display_type_rich
     if hasattr(param, "_usage_display_name"):  # an argument: NAME in the usage line, not {name}
