@@ -11,7 +11,7 @@ import typer
 from rich.progress import TextColumn
 
 from wattsched.cli.choices import Executor
-from wattsched.cli.common import console, fail, progress_bar, renamed_option
+from wattsched.cli.common import console, emit_json, fail, progress_bar, renamed_option
 
 app = typer.Typer(
     help="Build per-job power datasets from job tables and node telemetry (PM100 method).", no_args_is_help=True
@@ -95,7 +95,20 @@ def dataset_build(
     dataset.write_parquet(output)
     rejects_path = output.with_name(output.stem + ".rejects.parquet")
     rejects.write_parquet(rejects_path)
-    counts = ", ".join(f"{s}: {n:,}" for s, n in rejects.group_by("stage").len().sort("stage").iter_rows())
+    per_stage = dict(rejects.group_by("stage").len().sort("stage").iter_rows())
+    emit_json(
+        {
+            "jobs": table.height,
+            "dataset": str(output),
+            "kept": dataset.height,
+            "rejects": str(rejects_path),
+            "rejected": rejects.height,
+            "rejected_per_stage": per_stage,
+            "telemetry_rows": stats.telemetry_rows,
+            "windows": stats.windows,
+        }
+    )
+    counts = ", ".join(f"{s}: {n:,}" for s, n in per_stage.items())
     console.print(
         f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
         f"({counts or 'none'}) in {rejects_path}"

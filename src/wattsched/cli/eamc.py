@@ -13,7 +13,7 @@ from rich.table import Table
 
 from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.choices import EamcMix, Executor, Score, ThresholdMode, WeightPlacement, complete_eamc_policy
-from wattsched.cli.common import console, fail, parse_items
+from wattsched.cli.common import console, emit_json, fail, parse_items
 from wattsched.core.store import CampaignError
 
 app = typer.Typer(
@@ -69,6 +69,7 @@ def eamc_table(
         )
     except (DVFSConfigError, ValueError) as exc:
         fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
+    emit_json({"rows": frame.to_dicts(), "output": str(output) if output is not None else None})
     table = Table(
         title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
         f"{weight_placement} weight, {score} score; lower part_eff is better)"
@@ -176,6 +177,7 @@ def eamc_run(
     run.jobs.write_parquet(output / "jobs.parquet")
     (output / "summary.json").write_text(json.dumps(run.metrics, indent=1))
     m = run.metrics
+    emit_json({"policy": policy, "output": str(output), "metrics": m})
     console.print(
         f"{policy}: {m['jobs']:,} jobs, makespan {m['makespan'] / 86400:.2f} d, mean response "
         f"{m['mean_response'] / 3600:.2f} h, energy {m['sum_energy'] / 3.6e9:,.1f} MWh, mean frequency "
@@ -223,6 +225,10 @@ def eamc_grid(
         paths = report(output, output / "report")
     except (CampaignError, DVFSConfigError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json(
+        {"output": str(output), "runs": result.total, "executed": result.executed, "seconds": result.seconds,
+         "report": [str(p) for p in paths]}
+    )  # fmt: skip
     console.print(
         f"{result.total} runs in {output}: {result.executed} ran now ({result.seconds:.1f} s); report: "
         f"{len(paths)} files in {output / 'report'}"

@@ -99,6 +99,7 @@ def generate_telemetry_cmd(
         rows = write_synthetic_exadata(machine, output / "telemetry")
     except ValueError as exc:
         fail(str(exc))
+    emit_json({"jobs": str(output / "jobs.parquet"), "n_jobs": machine.jobs.height, "psu_samples": 2 * rows})
     console.print(
         f"wrote {machine.jobs.height:,} jobs to {output / 'jobs.parquet'} and {2 * rows:,} PSU samples "
         f"to {output / 'telemetry'}"

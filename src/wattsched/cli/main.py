@@ -114,6 +114,7 @@ def demo(
         f"Generating a Lublin–Feitelson workload: {jobs} jobs, {machine_size} processors, load {load}, seed {seed}"
     )
     rows = run_demo(output, jobs=jobs, machine_size=machine_size, load=load, seed=seed)
+    emit_json({"output": str(output), "policies": {r.policy: r.run.summary["metrics"] for r in rows}})
     table = Table(title=f"policies on {jobs} Lublin jobs ({machine_size} processors, load {load})")
     for col in (
         "policy",
@@ -164,6 +165,7 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
             )
     except ValueError as exc:  # WorkloadError and CampaignError among them: e.g. too few jobs for a window
         fail(str(exc))
+    emit_json({"output": str(output), "runs": demo.run.total, "seconds": demo.seconds, "dashboard": demo.dashboard})
     print_campaign_summary(demo.campaign)
     console.print(
         f"{demo.run.total} runs in {demo.seconds:.0f} s; {len(demo.figures)} figures in {output / 'report'}; "

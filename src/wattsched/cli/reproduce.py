@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wattsched.cli.choices import complete_paper
-from wattsched.cli.common import console, err, fail, renamed_option, track
+from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track
 from wattsched.core.schema import WorkloadError
 
 
@@ -94,6 +94,15 @@ def reproduce(
     counts = {v: 0 for v in ("holds", "differs", "not checkable")}
     for r in result.run.claims:
         counts[r.verdict] += 1
+    emit_json(
+        {
+            "paper": paper,
+            "seconds": result.seconds,
+            "verdicts": counts,
+            "claims": [{"id": r.id, "ours": r.ours_text, "verdict": r.verdict} for r in result.run.claims],
+            "files": {k: str(p) for k, p in result.files.items()},
+        }
+    )
     table = Table(
         title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
         f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)"

@@ -10,7 +10,7 @@ import typer
 
 from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.choices import CabData
-from wattsched.cli.common import console, fail, parse_items, print_table
+from wattsched.cli.common import console, emit_json, fail, parse_items, print_table
 from wattsched.core.store import CampaignError
 
 app = typer.Typer(help="RMAP (paper 004): hardware overprovisioning under a global power bound.", no_args_is_help=True)
@@ -80,6 +80,7 @@ def rmap_grid(
     except (CampaignError, ValueError, FileNotFoundError, RuntimeError) as exc:
         fail(str(exc))
     summary = rmap_summary(jobs).filter(pl.col("default_data"))
+    emit_json({"output": str(output), "runs": result.total, "seconds": result.seconds, "summary": summary.to_dicts()})
     print_table(
         summary.select(
             "trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse"
