@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["OPTION_MEANINGS", "option_names", "option_table"]
+__all__ = ["OPTION_MEANINGS", "option_names", "option_table", "write_page"]
 
 #: Option (or argument, in capitals) -> its meaning in every command that has it.
 OPTION_MEANINGS: dict[str, str] = {
@@ -154,3 +154,24 @@ def option_table(command: Any) -> str:
         commands = ", ".join(f"`{c}`" for c in names[name])
         lines.append(f"| `{name}` | {OPTION_MEANINGS.get(name, '(no meaning registered)')} | {commands} |")
     return "\n".join(lines) + "\n"
+
+
+def write_page(page: str = "docs/cli.md") -> None:
+    """Rewrite the table of ``page`` between its ``<!-- options:begin -->``/``end`` markers from the command tree
+    (``python -m wattsched.cli.vocabulary`` in the repository root, after adding an option and its meaning)."""
+    from pathlib import Path
+
+    import typer
+
+    from wattsched.cli.main import app
+
+    path = Path(page)
+    text = path.read_text()
+    head, rest = text.split("<!-- options:begin -->\n", 1)
+    tail = rest.split("<!-- options:end -->", 1)[1]
+    table = option_table(typer.main.get_command(app))
+    path.write_text(f"{head}<!-- options:begin -->\n{table}<!-- options:end -->{tail}")
+
+
+if __name__ == "__main__":
+    write_page()
