@@ -20,7 +20,7 @@ def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("p003")
     data = tmp_path_factory.mktemp("no-data")  # no PM100 download: C003-02/03 are not checkable
     result = CliRunner().invoke(
-        app, ["reproduce", "003", "--quick", "--workers", "1", "--output", str(out), "--data", str(data)]
+        app, ["reproduce", "003", "--quick", "--workers", "1", "--output", str(out), "--data-dir", str(data)]
     )
     assert result.exit_code == 0, result.output
     return out

@@ -388,4 +388,4 @@ def test_rmap_grid_cli_takes_the_cab_data_option(tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert pl.read_parquet(tmp_path / "v1" / "jobs.parquet").height > 0
     bad = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "bad"), "--cab-data", "measured"])
-    assert bad.exit_code != 0 and "unknown cab_data" in bad.output
+    assert bad.exit_code != 0 and "'measured' is not one of 'calibrated', 'synthetic-v1'" in bad.output

@@ -273,4 +273,4 @@ def test_one_window_through_the_api_and_the_cli(tmp_path) -> None:
     assert out["prestart", "none"]["power"]["prestate_max_dynamic"] > 0
     assert out["requeue", "none"]["power"]["prestate_max_dynamic"] == 0.0
     res = runner.invoke(app, [*base, "--prestate", "restart", "--output", str(tmp_path / "x")])
-    assert res.exit_code == 2 and "prestate must be one of" in res.output
+    assert res.exit_code == 2 and "'restart' is not one of 'requeue', 'prestart', 'drop'" in res.output

@@ -36,7 +36,7 @@ from wattsched.campaign.summary import campaign_summary, cost_summary, paper_sum
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.schema import ReadResult
-from wattsched.core.store import atomic_parquet, atomic_write, run_id, write_result
+from wattsched.core.store import CampaignError, atomic_parquet, atomic_write, run_id, write_result
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.power.platform import PowerCapSchedule, load_platform
 from wattsched.power.run import PowerSetup
@@ -54,12 +54,28 @@ def spec_hash(spec: CampaignSpec) -> str:
     return run_id(spec.model_dump(mode="json", exclude={"kind"}))
 
 
+def check_power_columns(spec: CampaignSpec, wl: WorkloadSpec, columns: list[str]) -> None:
+    """A workload of a power campaign has the measured power its grid reads (checked as it is prepared, before any
+    run): per-node ``power_mean`` for every run (the power timeline, the naive check, the predictor's targets) and
+    ``power_max`` and ``power_std`` for the ``real`` source; a CampaignError naming the workload file otherwise."""
+    needed = ["power_mean"] + (["power_max", "power_std"] if "real" in spec.grid.sources else [])
+    missing = [c for c in dict.fromkeys(needed) if c not in columns]
+    if missing:
+        where = wl.path if wl.path is not None else f"generated {wl.generate.model if wl.generate else ''}".strip()
+        raise CampaignError(
+            f"workload {wl.name!r} ({where}) lacks the power column(s) {', '.join(missing)} that a power campaign "
+            f"reads (sources: {', '.join(spec.grid.sources)}); give a workload with per-node power (a Marconi100-like "
+            'or PM100 table) or use a queue campaign (kind = "queue") for a trace without power'
+        )
+
+
 def prepare_workload(
     spec: CampaignSpec, wl: WorkloadSpec, seed: int, name: str, out: Path, log: Callable[[str], None] = no_log
 ) -> list[str]:
     """Load or generate one workload variant, add predictions if the grid uses them, cut windows; returns the
     window ids."""
     read = load_workload_spec(wl, seed)
+    check_power_columns(spec, wl, read.jobs.columns)
     size = wl.machine_size or read.provenance.machine_size
     if "predicted" in spec.grid.sources:
         plat = load_platform(spec.platform)

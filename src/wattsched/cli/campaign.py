@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
+from rich.text import Text
 
-from wattsched.cli.common import console, err, fail, print_table, progress_bar
+from wattsched.cli.choices import Aggregate, Executor
+from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar
 from wattsched.core.schema import WorkloadError
 from wattsched.core.store import CampaignError
 
@@ -27,7 +30,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
     from wattsched.campaign.runner import CampaignInterrupted, run_experiment
 
     try:
-        with progress_bar(f"[bold]{experiment.kind}[/] {experiment.name}", TextColumn("runs")) as bar:
+        with progress_bar(f"[bold]{experiment.kind}[/] {escape(experiment.name)}", TextColumn("runs")) as bar:
             task = bar.add_task("runs", total=None)
             return run_experiment(
                 experiment,
@@ -37,7 +40,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
                 **options,
             )
     except CampaignInterrupted as stop:
-        err.print(f"[bold yellow]{stop}[/]")
+        err.print(Text(str(stop), style="bold yellow"))
         raise typer.Exit(code=130) from None
 
 
@@ -45,8 +48,10 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
 def campaign_run(
     spec: Annotated[Path, typer.Argument(help="Campaign file (.toml, .yaml or .json).")],
     output: Annotated[Path, typer.Option(help="Campaign directory (created, or resumed if it holds this campaign).")],
-    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: the CPU count).")] = None,
+    executor: Annotated[
+        Executor, typer.Option(case_sensitive=False, help="local (processes) or dask.")
+    ] = Executor.local,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: the CPU count).")] = None,
     address: Annotated[
         str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
     ] = None,
@@ -64,6 +69,15 @@ def campaign_run(
         result = run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
     except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
         fail(str(exc))
+    emit_json(
+        {
+            "output": str(output),
+            "runs": result.total,
+            "already_done": result.already_done,
+            "executed": result.executed,
+            "seconds": result.seconds,
+        }
+    )
     console.print(
         f"{result.total} runs in {output}: {result.already_done} were done, {result.executed} ran now "
         f"({result.seconds:.1f} s)"
@@ -81,6 +95,7 @@ def campaign_status(directory: Annotated[Path, typer.Argument(help="Campaign dir
     except CampaignError as exc:
         fail(str(exc))
     keys = st["keys"]
+    emit_json({**{k: v for k, v in st.items() if k != "per"}, "per": st["per"].to_dicts()})
     table = Table(title=f"campaign {st['name']}: {st['done']:,} of {st['runs']:,} runs done", caption=st["kind"])
     for col in (*keys, "done", "runs"):
         table.add_column(col, justify="left" if col in keys else "right")
@@ -107,6 +122,7 @@ def campaign_results(
         table.write_csv(output)
     else:
         table.write_parquet(output)
+    emit_json({"output": str(output), "runs": table.height, "columns": table.width})
     console.print(f"wrote {table.height:,} runs × {table.width} columns to {output}")
 
 
@@ -119,8 +135,11 @@ def campaign_report(
     ] = False,
     gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
     aggregate: Annotated[
-        str, typer.Option(help="Summary over (workload window, cap) groups: mean (paper 000's) or median.")
-    ] = "mean",
+        Aggregate,
+        typer.Option(
+            case_sensitive=False, help="Summary over (workload window, cap) groups: mean (paper 000's) or median."
+        ),
+    ] = Aggregate.mean,
 ) -> None:
     """Figures (PNG and SVG) and tables of the campaign, its summary printed; with --html the dashboard."""
     # deferred: figures load matplotlib and plotly; `wattsched --help` should not
@@ -130,8 +149,6 @@ def campaign_report(
     from wattsched.report.figures import write_figures
 
     out = output or directory / "report"
-    if aggregate not in ("mean", "median"):
-        fail(f"--aggregate must be mean or median, got {aggregate!r}")
     try:
         kind = open_experiment(directory).kind
         if html and kind != "power":
@@ -150,6 +167,7 @@ def campaign_report(
         tables = summary_tables(directory, aggregate=aggregate)
     except (CampaignError, ValueError) as exc:
         fail(str(exc))
+    emit_json({"output": str(out), "files": [str(p) for p in paths], "tables": {t: f.to_dicts() for t, f in tables}})
     for title, table in tables:
         print_table(table, title)
     board = f"; dashboard: {out / 'dashboard.html'}" if kind == "power" and html else ""

@@ -9,10 +9,12 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
+from wattsched.cli.choices import PublicDataset
 from wattsched.cli.common import (
     ColumnsOption,
     TimezoneOption,
     console,
+    emit_json,
     err,
     fail,
     report_rejects,
@@ -25,7 +27,7 @@ app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=Tru
 
 @app.command("fetch")
 def data_fetch(
-    dataset: Annotated[str, typer.Argument(help="Dataset: pm100.")],
+    dataset: Annotated[PublicDataset, typer.Argument(case_sensitive=False, help="The dataset to download.")],
     to: Annotated[Path, typer.Option("--to", help="Directory for the files (resumed if a fetch was interrupted).")],
     file: Annotated[
         list[str] | None, typer.Option(help="Only these files of the record (repeatable; default: job_table.parquet).")
@@ -74,6 +76,7 @@ def data_fetch(
             )
         except FetchError as exc:
             fail(str(exc))
+    emit_json({"files": [{"path": str(p), "bytes": p.stat().st_size} for p in paths]})
     for path in paths:
         console.print(f"{path} ({path.stat().st_size:,} bytes, checksum verified)", markup=False, highlight=False)
 
@@ -125,5 +128,6 @@ def data_convert(
         raise typer.Exit(code=1) from None
     except (WorkloadError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({"input": str(input), "output": str(output), "jobs": read.jobs.height, "rejected": read.rejects.height})
     console.print(f"wrote {read.jobs.height:,} jobs to {output}", markup=False, highlight=False)
     report_rejects(read.rejects, read.provenance.format, where)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,8 @@ import polars as pl
 import typer
 from rich.progress import TextColumn
 
-from wattsched.cli.common import console, fail, progress_bar
+from wattsched.cli.choices import Executor
+from wattsched.cli.common import console, emit_json, fail, progress_bar, renamed_option
 
 app = typer.Typer(
     help="Build per-job power datasets from job tables and node telemetry (PM100 method).", no_args_is_help=True
@@ -18,9 +20,15 @@ app = typer.Typer(
 
 @app.command("build")
 def dataset_build(
-    jobs: Annotated[Path, typer.Option(help="Job table (.parquet or .csv): job_id, start_time, end_time, nodes.")],
     telemetry: Annotated[Path, typer.Option(help="Parquet file or directory: node, timestamp and ps0+ps1 or watts.")],
-    output: Annotated[Path, typer.Option(help="Dataset (.parquet, PM100 schema); rejects: <stem>.rejects.parquet.")],
+    output: Annotated[Path, typer.Option(help="Dataset (.parquet, PM100 schema); rejects: STEM.rejects.parquet.")],
+    jobs: Annotated[
+        Path | None,
+        typer.Option(
+            "--job-table", help="Job table (.parquet or .csv): job_id, start_time, end_time, nodes. Required."
+        ),
+    ] = None,
+    old_jobs: Annotated[Path | None, typer.Option("--jobs", hidden=True, help="Old name of --job-table.")] = None,
     period: Annotated[float, typer.Option(help="Telemetry sample period θ (s).")] = 20.0,
     legacy_split: Annotated[
         bool,
@@ -40,13 +48,20 @@ def dataset_build(
         float,
         typer.Option(help="Memory for the telemetry matrices of one window, per worker (GiB); sets the window length."),
     ] = 1.0,
-    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
-    workers: Annotated[int, typer.Option(help="Windows read in parallel.")] = 1,
+    executor: Annotated[
+        Executor, typer.Option(case_sensitive=False, help="local (processes) or dask.")
+    ] = Executor.local,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Windows read in parallel (default: the CPU count).")
+    ] = None,
     address: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
 ) -> None:
     """Keep the exclusive jobs, extract their power series and summaries; every other job is a reject.
 
     The telemetry is read window by window (out of core); see docs/dataset.md."""
+    jobs = renamed_option(jobs, old_jobs, "--jobs", "--job-table")  # --jobs is a count elsewhere
+    if jobs is None:
+        fail("missing option --job-table (the job table: job_id, start_time, end_time, nodes)")
     # deferred: the dataset builder loads numba, pyarrow and (optionally) dask; `wattsched --help` should not
     from wattsched.dataset.build import build_dataset
     from wattsched.dataset.extract import ExtractionStats
@@ -69,7 +84,7 @@ def dataset_build(
                 snap=snap,
                 memory_gb=memory_gb,
                 executor=executor,
-                workers=workers,
+                workers=workers or max(1, os.cpu_count() or 1),
                 address=address,
                 progress=progress,
                 stats=stats,
@@ -80,11 +95,24 @@ def dataset_build(
     dataset.write_parquet(output)
     rejects_path = output.with_name(output.stem + ".rejects.parquet")
     rejects.write_parquet(rejects_path)
-    counts = ", ".join(f"{s}: {n:,}" for s, n in rejects.group_by("stage").len().sort("stage").iter_rows())
+    per_stage = dict(rejects.group_by("stage").len().sort("stage").iter_rows())
+    emit_json(
+        {
+            "jobs": table.height,
+            "dataset": str(output),
+            "kept": dataset.height,
+            "rejects": str(rejects_path),
+            "rejected": rejects.height,
+            "rejected_per_stage": per_stage,
+            "telemetry_rows": stats.telemetry_rows,
+            "windows": stats.windows,
+        }
+    )
+    counts = ", ".join(f"{s}: {n:,}" for s, n in per_stage.items())
     console.print(
         f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
         f"({counts or 'none'}) in {rejects_path}"
     )
     console.print(f"telemetry: {stats.telemetry_rows:,} rows read in {stats.windows:,} window(s)")
     for note in stats.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"note: {note}")

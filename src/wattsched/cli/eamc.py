@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import polars as pl
 import typer
 from rich.table import Table
 
 from wattsched.cli.campaign import run_with_progress
-from wattsched.cli.common import console, fail, parse_items
+from wattsched.cli.choices import EamcMix, Executor, Score, ThresholdMode, WeightPlacement, complete_eamc_policy
+from wattsched.cli.common import console, emit_json, fail, parse_items
 from wattsched.core.store import CampaignError
 
 app = typer.Typer(
@@ -34,11 +35,20 @@ def eamc_table(
         float, typer.Option(help="Weight of time over energy in Eq. 4/5 (the paper: 1 and 1.5).")
     ] = 1.0,
     weight_placement: Annotated[
-        Literal["paper", "code"], typer.Option(help="[AMBIG-2.2] paper | code (t_weight inside the square).")
-    ] = "paper",
+        WeightPlacement,
+        typer.Option(
+            case_sensitive=False,
+            help="Where t_weight enters Eq. 5: paper (as printed) or code (inside the square, as the authors' code); "
+            "see docs/decisions.md, 2.2.",
+        ),
+    ] = WeightPlacement.paper,
     score: Annotated[
-        Literal["euclidean", "code_linear"], typer.Option(help="[AMBIG-2.3] euclidean (Eq. 5) | code_linear.")
-    ] = "euclidean",
+        Score,
+        typer.Option(
+            case_sensitive=False,
+            help="Partition score: euclidean (Eq. 5) or code_linear (the authors' code); see docs/decisions.md, 2.3.",
+        ),
+    ] = Score.euclidean,
     output: Annotated[Path | None, typer.Option(help="Also write the table to a .csv or .parquet file.")] = None,
     platform_name: Annotated[
         str, typer.Option("--platform", help="The partitions: a dvfs preset or platform file (docs/platforms.md).")
@@ -59,6 +69,7 @@ def eamc_table(
         )
     except (DVFSConfigError, ValueError) as exc:
         fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
+    emit_json({"rows": frame.to_dicts(), "output": str(output) if output is not None else None})
     table = Table(
         title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
         f"{weight_placement} weight, {score} score; lower part_eff is better)"
@@ -107,9 +118,15 @@ def eamc_run(
     output: Annotated[Path, typer.Option(help="Directory: jobs.parquet and summary.json.")],
     policy: Annotated[
         str,
-        typer.Option(help="base-slurm, min-runtime, min-energy, eamc-reorder, eamc-priorityinc or eamc-priorityinc-v."),
+        typer.Option(
+            help="base-slurm, min-runtime, min-energy, eamc-reorder, eamc-priorityinc or eamc-priorityinc-v.",
+            callback=lambda v: v.lower(),
+            autocompletion=complete_eamc_policy,
+        ),
     ] = "eamc-priorityinc",
-    mix: Annotated[str, typer.Option(help="App mix of the generated workload: W13, W33 or W50.")] = "W13",
+    mix: Annotated[
+        EamcMix, typer.Option(case_sensitive=False, help="App mix of the generated workload.")
+    ] = EamcMix.W13,
     workload: Annotated[
         Path | None,
         typer.Option(help="A workload table instead (job_id, submit_time, nodes, runtime, walltime, app_id)."),
@@ -118,8 +135,13 @@ def eamc_run(
     seed: Annotated[int, typer.Option(help="Seed of the generated workload.")] = 0,
     t_weight: Annotated[float, typer.Option(help="Weight of time over energy in Eq. 4/5.")] = 1.0,
     threshold_mode: Annotated[
-        str, typer.Option(help="[AMBIG-2.4] relative (35% of the best part_eff) | absolute (a 0.35 gap, as the code).")
-    ] = "relative",
+        ThresholdMode,
+        typer.Option(
+            case_sensitive=False,
+            help="relative (35% of the best part_eff) or absolute (a 0.35 gap, as the authors' code); see "
+            "docs/decisions.md, 2.4.",
+        ),
+    ] = ThresholdMode.relative,
     data_dir: Annotated[
         Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
     ] = None,
@@ -155,6 +177,7 @@ def eamc_run(
     run.jobs.write_parquet(output / "jobs.parquet")
     (output / "summary.json").write_text(json.dumps(run.metrics, indent=1))
     m = run.metrics
+    emit_json({"policy": policy, "output": str(output), "metrics": m})
     console.print(
         f"{policy}: {m['jobs']:,} jobs, makespan {m['makespan'] / 86400:.2f} d, mean response "
         f"{m['mean_response'] / 3600:.2f} h, energy {m['sum_energy'] / 3.6e9:,.1f} MWh, mean frequency "
@@ -170,8 +193,10 @@ def eamc_grid(
     policies: Annotated[str | None, typer.Option(help="Comma-separated policies (default: all six).")] = None,
     t_weights: Annotated[str, typer.Option(help="Comma-separated t_weight values.")] = "1,1.5",
     seeds: Annotated[str, typer.Option(help="Comma-separated workload seeds.")] = "0",
-    executor: Annotated[str, typer.Option(help="local (processes) or dask.")] = "local",
-    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    executor: Annotated[
+        Executor, typer.Option(case_sensitive=False, help="local (processes) or dask.")
+    ] = Executor.local,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: the CPU count).")] = None,
     address: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
     data_dir: Annotated[
         Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
@@ -200,6 +225,10 @@ def eamc_grid(
         paths = report(output, output / "report")
     except (CampaignError, DVFSConfigError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json(
+        {"output": str(output), "runs": result.total, "executed": result.executed, "seconds": result.seconds,
+         "report": [str(p) for p in paths]}
+    )  # fmt: skip
     console.print(
         f"{result.total} runs in {output}: {result.executed} ran now ({result.seconds:.1f} s); report: "
         f"{len(paths)} files in {output / 'report'}"

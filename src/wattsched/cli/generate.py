@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from wattsched.cli.common import console, fail
+from wattsched.cli.common import console, emit_json, fail
 
 app = typer.Typer(help="Generate synthetic workloads.", no_args_is_help=True)
 
@@ -35,6 +35,7 @@ def generate_lublin_cmd(
         save_workload(result, output)
     except ValueError as exc:
         fail(str(exc))
+    emit_json({"output": str(output), "jobs": result.jobs.height})
     console.print(f"wrote {result.jobs.height} jobs to {output}")
 
 
@@ -66,6 +67,7 @@ def generate_m100_cmd(
         save_workload(result, output, "parquet")
     except ValueError as exc:
         fail(str(exc))
+    emit_json({"output": str(output), "jobs": result.jobs.height})
     console.print(f"wrote {result.jobs.height} jobs with power profiles to {output}")
 
 
@@ -123,6 +125,7 @@ def generate_telemetry_cmd(
         rows = write_synthetic_exadata(machine, output / "telemetry")
     except ValueError as exc:
         fail(str(exc))
+    emit_json({"jobs": str(output / "jobs.parquet"), "n_jobs": machine.jobs.height, "psu_samples": 2 * rows})
     console.print(
         f"wrote {machine.jobs.height:,} jobs to {output / 'jobs.parquet'} and {2 * rows:,} PSU samples "
         f"to {output / 'telemetry'}"

@@ -10,11 +10,18 @@ from rich.table import Table
 
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
-from wattsched.cli.common import console, err, fail, progress_bar
+from wattsched.cli.choices import DemoKind
+from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
 from wattsched.cli.reproduce import reproduce
+from wattsched.cli.root import WattschedGroup
 from wattsched.cli.simulate import simulate
 
-app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
+app = typer.Typer(
+    cls=WattschedGroup,  # the error path: one line per error, the traceback with --debug
+    help="Power- and energy-aware HPC batch scheduling toolkit.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,  # --debug: the traceback, not every local variable of every frame
+)
 app.command()(simulate)
 app.add_typer(generate.app, name="generate")
 app.add_typer(predict.app, name="predict")
@@ -40,8 +47,27 @@ def root(
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", envvar="WATTSCHED_DEBUG", help="Show the traceback of an error (default: one line per error)."
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print errors only (no tables, notes or progress).")
+    ] = False,
+    json_output: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the command's summary as one JSON object on stdout (its text output goes to stderr).",
+        ),
+    ] = False,
 ) -> None:
     """Power- and energy-aware HPC batch scheduling toolkit."""
+    if quiet and json_output:
+        raise typer.BadParameter("--quiet and --json exclude each other: --json already keeps stdout to the summary")
+    set_output_mode(debug=debug, quiet=quiet, json=json_output)
 
 
 @app.command()
@@ -50,6 +76,7 @@ def policies() -> None:
     # deferred: the registry loads numba's compiled policies; `wattsched --help` should not
     from wattsched.policies.registry import POLICIES
 
+    emit_json({"policies": [{"name": p.name, "semantics": p.description} for p in POLICIES.values()]})
     table = Table(title="policies")
     table.add_column("name")
     table.add_column("semantics")
@@ -62,13 +89,16 @@ def policies() -> None:
 def demo(
     output: Annotated[Path, typer.Option(help="Directory for the demo's results and figures.")] = Path("demo-output"),
     kind: Annotated[
-        str, typer.Option(help="campaign (power caps, checks, dashboard) or policies (Lublin).")
-    ] = "campaign",
+        DemoKind,
+        typer.Option(case_sensitive=False, help="campaign (power caps, checks, dashboard) or policies (Lublin)."),
+    ] = DemoKind.campaign,
     jobs: Annotated[int | None, typer.Option(help="Jobs in the generated workload.")] = None,
     machine_size: Annotated[int, typer.Option(help="Processors (policies demo).")] = 256,
     load: Annotated[float, typer.Option(help="Offered load (policies demo).")] = 0.85,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (campaign demo).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes (campaign demo; default: the CPU count).")
+    ] = None,
 ) -> None:
     """The campaign demo: a Marconi100-like workload cut into windows, EASY+PC under two caps with every power
     check on real and predicted estimates, a summary table and the HTML dashboard. ``--kind policies``: the
@@ -76,8 +106,6 @@ def demo(
     if kind == "campaign":
         _demo_campaign(output, jobs or 40_000, seed, workers)
         return
-    if kind != "policies":
-        fail(f"--kind must be campaign or policies, got {kind!r}")
     # deferred: the demo loads the engine and matplotlib; `wattsched --help` should not
     from wattsched.demo import run_demo
 
@@ -86,6 +114,7 @@ def demo(
         f"Generating a Lublin–Feitelson workload: {jobs} jobs, {machine_size} processors, load {load}, seed {seed}"
     )
     rows = run_demo(output, jobs=jobs, machine_size=machine_size, load=load, seed=seed)
+    emit_json({"output": str(output), "policies": {r.policy: r.run.summary["metrics"] for r in rows}})
     table = Table(title=f"policies on {jobs} Lublin jobs ({machine_size} processors, load {load})")
     for col in (
         "policy",
@@ -136,6 +165,7 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
             )
     except ValueError as exc:  # WorkloadError and CampaignError among them: e.g. too few jobs for a window
         fail(str(exc))
+    emit_json({"output": str(output), "runs": demo.run.total, "seconds": demo.seconds, "dashboard": demo.dashboard})
     print_campaign_summary(demo.campaign)
     console.print(
         f"{demo.run.total} runs in {demo.seconds:.0f} s; {len(demo.figures)} figures in {output / 'report'}; "

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wattsched.cli.common import console, fail
+from wattsched.cli.common import console, emit_json, fail
 
 app = typer.Typer(help="Platform files: the presets and your own machines (docs/platforms.md).", no_args_is_help=True)
 
@@ -19,12 +19,17 @@ def list_platforms() -> None:
     # deferred: only this command needs the reader (pydantic)
     from wattsched.core.platform_file import PLATFORM_KINDS, preset_names, read_platform_file
 
+    rows = [
+        (name, kind, read_platform_file(name, kind).description)
+        for kind in PLATFORM_KINDS
+        for name in preset_names(kind)
+    ]
+    emit_json({"presets": [{"name": n, "kind": k, "description": d} for n, k, d in rows]})
     table = Table(title="platform presets")
     for column in ("name", "kind", "description"):
         table.add_column(column)
-    for kind in PLATFORM_KINDS:
-        for name in preset_names(kind):
-            table.add_row(name, kind, read_platform_file(name, kind).description)
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
 
 
@@ -44,6 +49,7 @@ def check_platform(
         rows = _describe(kind, platform, data_dir)
     except PlatformFileError as exc:
         fail(str(exc))
+    emit_json({"platform": platform, "kind": kind, "fields": dict(rows)})
     table = Table(title=f"{platform} ({kind})")
     table.add_column("field")
     table.add_column("value")

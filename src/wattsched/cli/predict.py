@@ -10,12 +10,15 @@ import polars as pl
 import typer
 from rich.table import Table
 
+from wattsched.cli.choices import Completion, CvKind, complete_power_predictor, complete_runtime_predictor
 from wattsched.cli.common import (
     ColumnsOption,
     TimezoneOption,
     console,
+    emit_json,
     err,
     fail,
+    renamed_option,
     report_rejects,
     warn_ignored_timezone,
 )
@@ -29,10 +32,11 @@ app = typer.Typer(help="Add online power or runtime predictions to a workload.",
 
 
 CompletionOption = Annotated[
-    str,
+    Completion,
     typer.Option(
+        case_sensitive=False,
         help="Completion times the predictor learns from: auto (the trace's, else an EASY replay), "
-        "trace, replay or no-wait (submit + runtime)."
+        "trace, replay or no-wait (submit + runtime).",
     ),
 ]
 
@@ -107,6 +111,14 @@ def _error_table(title: str, unit: str) -> Table:
 @app.command("list")
 def list_predictors() -> None:
     """List the online predictors: name, kind, whether it needs scikit-learn, what it predicts from."""
+    emit_json(
+        {
+            "predictors": [
+                {"name": p.name, "kind": p.kind, "needs_sklearn": p.needs_sklearn, "description": p.description}
+                for p in PREDICTORS.values()
+            ]
+        }
+    )
     table = Table(title="predictors")
     for col in ("name", "kind", "scikit-learn", "description"):
         table.add_column(col)
@@ -120,26 +132,41 @@ def predict_power_cmd(
     workload: Annotated[Path, typer.Option(help="Workload with measured per-node power (parquet, csv, PM100).")],
     output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with pred_power_* columns.")],
     method: Annotated[
-        str, typer.Option(help=f"{', '.join(POWER_PREDICTORS)} (see `wattsched predict list`).")
+        str,
+        typer.Option(
+            help=f"{', '.join(POWER_PREDICTORS)} (see wattsched predict list).",
+            autocompletion=complete_power_predictor,
+        ),
     ] = "history",
-    completion: CompletionOption = "auto",
+    completion: CompletionOption = Completion.auto,
     machine_size: Annotated[int | None, typer.Option(help="Machine size for an EASY replay.")] = None,
     platform: Annotated[
         str, typer.Option(help="Platform preset or file: its node maximum is the last fallback.")
     ] = "marconi100",
     alpha: Annotated[float, typer.Option(help="History weight exponent α (θ = (1 − (r−C)/s)^α).")] = 2.0,
-    eps: Annotated[float, typer.Option(help="ε added to the whole-history window s, seconds ([AMBIG-0.4]).")] = 1.0,
-    window: Annotated[float | None, typer.Option(help="Fixed history window s in seconds (default: all).")] = None,
+    eps: Annotated[
+        float, typer.Option(help="ε added to the whole-history window s, seconds (docs/decisions.md, 0.4).")
+    ] = 1.0,
+    window: Annotated[
+        float | None, typer.Option("--history-window", help="Fixed history window s in seconds (default: all).")
+    ] = None,
+    old_window: Annotated[
+        float | None, typer.Option("--window", hidden=True, help="Old name of --history-window.")
+    ] = None,
     cv_kind: Annotated[
-        str, typer.Option(help="ML: folds of RFECV and the grid search, kfold or timeseries.")
-    ] = "kfold",
+        CvKind, typer.Option(case_sensitive=False, help="ML: folds of RFECV and the grid search.")
+    ] = CvKind.kfold,
     max_train_rows: Annotated[
         int | None, typer.Option(help="ML: train each week on the most recent N completed jobs only (default: all).")
     ] = None,
     t0: Annotated[
         float | None, typer.Option(help="ML: start of week 0 on the submit clock (default: 1st submit).")
     ] = None,
-    n_jobs: Annotated[int | None, typer.Option(help="ML: parallel workers of the cross-validation.")] = None,
+    n_jobs: Annotated[
+        int | None,
+        typer.Option("--cv-workers", min=1, help="ML: parallel workers of the cross-validation (default: 1)."),
+    ] = None,
+    old_n_jobs: Annotated[int | None, typer.Option("--n-jobs", hidden=True, help="Old name of --cv-workers.")] = None,
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
@@ -156,6 +183,8 @@ def predict_power_cmd(
     from wattsched.predict.run import run_power_prediction
     from wattsched.workload.load import load_workload
 
+    window = renamed_option(window, old_window, "--window", "--history-window")  # --window: simulate's cap window
+    n_jobs = renamed_option(n_jobs, old_n_jobs, "--n-jobs", "--cv-workers")  # --jobs: a count of jobs
     _check_output(output)
     try:
         plat = load_platform(platform)
@@ -174,6 +203,7 @@ def predict_power_cmd(
         _write_predictions(run.jobs, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({"method": method, "completion": run.completion, "output": str(output), "report": run.report})
     for metric, rep in run.report["metrics"].items():
         base = run.report["global_mean_baseline"].get(metric, {})
         table = _error_table(f"{method}: per-node {metric} (W), completions from {run.completion}", "W")
@@ -198,9 +228,13 @@ def predict_runtime_cmd(
     workload: Annotated[Path, typer.Option(help="Workload (SWF, parquet, csv, PM100).")],
     output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with a pred_runtime column.")],
     method: Annotated[
-        str, typer.Option(help=f"{', '.join(RUNTIME_PREDICTORS)} (see `wattsched predict list`).")
+        str,
+        typer.Option(
+            help=f"{', '.join(RUNTIME_PREDICTORS)} (see wattsched predict list).",
+            autocompletion=complete_runtime_predictor,
+        ),
     ] = "rules",
-    completion: CompletionOption = "auto",
+    completion: CompletionOption = Completion.auto,
     machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")] = None,
     min_prefix: Annotated[int, typer.Option(help="rules: shortest name prefix that counts as similar.")] = 1,
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
@@ -224,6 +258,7 @@ def predict_runtime_cmd(
         _write_predictions(run.jobs, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({"method": method, "completion": run.completion, "output": str(output), "report": run.report})
     rep = run.report["runtime"]
     table = _error_table(f"{method}: runtime (min), completions from {run.completion}", "min")
     _error_row(table, "all jobs", rep["overall"], 60.0)

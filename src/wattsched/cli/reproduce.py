@@ -12,23 +12,31 @@ from types import FrameType
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from wattsched.cli.common import console, err, fail, track
+from wattsched.cli.choices import complete_paper
+from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track
 from wattsched.core.schema import WorkloadError
 
 
 def reproduce(
-    paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.")],
+    paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.", autocompletion=complete_paper)],
     output: Annotated[Path | None, typer.Option(help="Output folder (default: reproduce-PAPER[-quick]).")] = None,
     quick: Annotated[bool, typer.Option(help="The reduced setting that still shows every shape (≤ 3 min).")] = False,
-    seed: Annotated[int, typer.Option(help="First seed; the run uses --seeds consecutive seeds from it.")] = 0,
-    seeds: Annotated[int, typer.Option(min=1, help="How many seeds (workloads, windows, samples) to run.")] = 3,
+    seed: Annotated[int, typer.Option(help="First seed; the run uses --seed-count consecutive seeds from it.")] = 0,
+    seeds: Annotated[
+        int, typer.Option("--seed-count", min=1, help="How many seeds (workloads, windows, samples) to run.")
+    ] = 3,
+    old_seeds: Annotated[
+        int | None, typer.Option("--seeds", min=1, hidden=True, help="Old name of --seed-count.")
+    ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: the CPU count).")] = None,
     data: Annotated[
-        Path | None, typer.Option(help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data).")
+        Path | None,
+        typer.Option("--data-dir", help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data)."),
     ] = None,
+    old_data: Annotated[Path | None, typer.Option("--data", hidden=True, help="Old name of --data-dir.")] = None,
 ) -> None:
     """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
     setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
@@ -38,6 +46,8 @@ def reproduce(
     from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
     from wattsched.reproduce.runner import reproduce as run_reproduction
 
+    seeds = renamed_option(seeds, old_seeds, "--seeds", "--seed-count")  # --seeds: a list of seeds elsewhere
+    data = renamed_option(data, old_data, "--data", "--data-dir")  # --data-dir: the data folder everywhere
     given = paper
     paper = paper.zfill(3)
     if paper not in PAPERS:
@@ -56,7 +66,7 @@ def reproduce(
     started = time.perf_counter()
 
     def step(message: str) -> None:
-        err.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
+        err.print(Text(f"{time.perf_counter() - started:7.1f} s", style="dim"), message)
 
     try:
         result = run_reproduction(
@@ -73,9 +83,8 @@ def reproduce(
     except KeyboardInterrupt:
         stop_workers()
         err.print(
-            f"[bold yellow]interrupted:[/] paper {paper}'s reproduction stopped; nothing was reported "
-            f"(finished runs, if any, stay in {escape(str(out))})",
-            soft_wrap=True,
+            Text("interrupted:", style="bold yellow"),
+            f"paper {paper}'s reproduction stopped; nothing was reported (finished runs, if any, stay in {out})",
         )
         raise typer.Exit(code=130) from None
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
@@ -85,6 +94,15 @@ def reproduce(
     counts = {v: 0 for v in ("holds", "differs", "not checkable")}
     for r in result.run.claims:
         counts[r.verdict] += 1
+    emit_json(
+        {
+            "paper": paper,
+            "seconds": result.seconds,
+            "verdicts": counts,
+            "claims": [{"id": r.id, "ours": r.ours_text, "verdict": r.verdict} for r in result.run.claims],
+            "files": {k: str(p) for k, p in result.files.items()},
+        }
+    )
     table = Table(
         title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
         f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)"
@@ -93,6 +111,6 @@ def reproduce(
         table.add_column(col, overflow="fold")
     for r in result.run.claims:
         colour = {"holds": "green", "differs": "yellow", "not checkable": "dim"}[r.verdict]
-        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, f"[{colour}]{r.verdict}[/]")
+        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, Text(r.verdict, style=colour))
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")

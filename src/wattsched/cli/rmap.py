@@ -9,7 +9,8 @@ import polars as pl
 import typer
 
 from wattsched.cli.campaign import run_with_progress
-from wattsched.cli.common import console, fail, parse_items, print_table
+from wattsched.cli.choices import CabData
+from wattsched.cli.common import console, emit_json, fail, parse_items, print_table
 from wattsched.core.store import CampaignError
 
 app = typer.Typer(help="RMAP (paper 004): hardware overprovisioning under a global power bound.", no_args_is_help=True)
@@ -30,7 +31,8 @@ def rmap_grid(
     sample_share: Annotated[float, typer.Option(help="Share of each app's points the model trains on.")] = 0.1,
     overestimate: Annotated[float, typer.Option(help="Users overestimate t_req by up to this share.")] = 0.0,
     arrival_scale: Annotated[
-        float, typer.Option(help="Mean inter-arrival time over the mean t_req ([AMBIG-4.5]; larger is sparser).")
+        float,
+        typer.Option(help="Mean inter-arrival time over the mean t_req (larger is sparser; docs/decisions.md, 4.5)."),
     ] = 1.0,
     details: Annotated[
         Path | None,
@@ -39,12 +41,13 @@ def rmap_grid(
         ),
     ] = None,
     cab_data: Annotated[
-        str,
+        CabData,
         typer.Option(
+            case_sensitive=False,
             help="Parameters of the synthetic Cab model: calibrated (fitted to the "
-            "paper's Fig. 2 and Table 2) or synthetic-v1."
+            "paper's Fig. 2 and Table 2) or synthetic-v1.",
         ),
-    ] = "calibrated",
+    ] = CabData.calibrated,
 ) -> None:
     """Paper 004's experiment: traces × bounds × Traditional / Naive / Adaptive (0–30%, unbounded), oracle and
     model data; summary and Figs. 6–15: an alias of ``campaign run`` with a spec of kind rmap (docs/rmap.md), plus
@@ -77,6 +80,7 @@ def rmap_grid(
     except (CampaignError, ValueError, FileNotFoundError, RuntimeError) as exc:
         fail(str(exc))
     summary = rmap_summary(jobs).filter(pl.col("default_data"))
+    emit_json({"output": str(output), "runs": result.total, "seconds": result.seconds, "summary": summary.to_dicts()})
     print_table(
         summary.select(
             "trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse"

@@ -7,15 +7,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
 
+from wattsched.cli.choices import (
+    CapBasis,
+    Knapsack,
+    PowerSource,
+    Prestate,
+    Reservation,
+    SigmaScaling,
+    complete_check,
+    complete_policy,
+    complete_power_predictor,
+    complete_runtime_predictor,
+    policy_name,
+    power_check_name,
+)
 from wattsched.cli.common import (
     PROGRESS_THRESHOLD,
     ColumnsOption,
     OutputFormat,
     TimezoneOption,
     console,
+    emit_json,
     err,
     fail,
     parse_window,
@@ -34,10 +50,19 @@ def simulate(
     workload: Annotated[
         Path, typer.Option(help="SWF, job table (.parquet, .csv), Batsim or sacct JSON, sacct text, PM100, Eurora.")
     ],
-    policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="Policy name, any case; see wattsched policies.",
+            callback=policy_name,
+            autocompletion=complete_policy,
+        ),
+    ],
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", case_sensitive=False, help="Format of the per-job table.")
+    ] = OutputFormat.parquet,
     runtime_estimate: Annotated[
         str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
     ] = None,
@@ -49,9 +74,15 @@ def simulate(
     platform: Annotated[str | None, typer.Option(help="Power platform: a preset (marconi100) or a TOML file.")] = None,
     power_check: Annotated[
         str | None,
-        typer.Option(help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P."),
+        typer.Option(
+            help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P (any case).",
+            callback=power_check_name,
+            autocompletion=complete_check,
+        ),
     ] = None,
-    power_source: Annotated[str, typer.Option(help="Estimates the check uses: real, predicted or naive.")] = "real",
+    power_source: Annotated[
+        PowerSource, typer.Option(case_sensitive=False, help="Estimates the check uses.")
+    ] = PowerSource.real,
     cap: Annotated[
         str | None,
         typer.Option(
@@ -69,31 +100,41 @@ def simulate(
         ),
     ] = "none",
     cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
-    reservation: Annotated[str, typer.Option(help="EASY reservation under power: nodes or nodes+power.")] = "nodes",
+    reservation: Annotated[
+        Reservation, typer.Option(case_sensitive=False, help="What EASY's reservation under power reserves.")
+    ] = Reservation.nodes,
     knapsack: Annotated[
-        str, typer.Option(help="Knapsack policies at the first job that does not fit: stop or skip.")
-    ] = "stop",
+        Knapsack,
+        typer.Option(case_sensitive=False, help="What knapsack policies do at the first job that does not fit."),
+    ] = Knapsack.stop,
     cap_basis: Annotated[
-        Literal["dynamic", "total"],
-        typer.Option(help="What a fractional --cap is a fraction of: dynamic (range) or total (max power)."),
-    ] = "dynamic",
+        CapBasis,
+        typer.Option(
+            case_sensitive=False,
+            help="What a fractional --cap is a fraction of: dynamic (the dynamic range) or total (maximum power).",
+        ),
+    ] = CapBasis.dynamic,
     subtract_idle: Annotated[
         bool, typer.Option(help="Job estimates as nodes × (per-node value − idle); off: the paper's literal form.")
     ] = True,
-    sigma_scaling: Annotated[str, typer.Option(help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")] = "nodes",
+    sigma_scaling: Annotated[
+        SigmaScaling, typer.Option(case_sensitive=False, help="σ_job = nodes·σ (nodes) or √nodes·σ (sqrt).")
+    ] = SigmaScaling.nodes,
     baseline: Annotated[bool, typer.Option(help="Compare turnarounds with EASY without a cap.")] = True,
     online_power: Annotated[
         str | None,
         typer.Option(
             help="Predict power inside the simulation, learning from simulated completions: "
-            f"{', '.join(POWER_PREDICTORS)} (replaces --power-source)."
+            f"{', '.join(POWER_PREDICTORS)} (replaces --power-source).",
+            autocompletion=complete_power_predictor,
         ),
     ] = None,
     online_runtime: Annotated[
         str | None,
         typer.Option(
             help=f"Predict runtimes inside the simulation: {', '.join(RUNTIME_PREDICTORS)} "
-            "(replaces --runtime-estimate)."
+            "(replaces --runtime-estimate).",
+            autocompletion=complete_runtime_predictor,
         ),
     ] = None,
     window_start: Annotated[
@@ -105,12 +146,13 @@ def simulate(
     ] = None,
     window_hours: Annotated[float, typer.Option(help="Length of the --window-start window (h).")] = 24.0,
     prestate: Annotated[
-        str,
+        Prestate,
         typer.Option(
+            case_sensitive=False,
             help="Jobs running or queued at --window-start: requeue (resubmitted at 0, the policy "
-            "decides), prestart (running ones started at 0 without a check) or drop."
+            "decides), prestart (running ones started at 0 without a check) or drop.",
         ),
-    ] = "requeue",
+    ] = Prestate.requeue,
     columns: ColumnsOption = None,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
@@ -165,7 +207,7 @@ def simulate(
             runtime_estimate=runtime_estimate,
         )
         if read.jobs.height > PROGRESS_THRESHOLD:
-            with progress_bar("[bold]simulating[/] " + policy, TextColumn("jobs submitted")) as bar:
+            with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
                 task = bar.add_task("sim", total=read.jobs.height)
                 run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
         else:
@@ -173,6 +215,7 @@ def simulate(
         paths = write_run(run, output, fmt.value)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    emit_json({**run.summary, "files": {k: str(p) for k, p in paths.items()}})
     _print_summary(run.summary, title=f"{policy} on {workload.name}")
     report_rejects(run.rejects, run.provenance.format)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")

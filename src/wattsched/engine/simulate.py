@@ -495,11 +495,51 @@ def _python_pass(
         cap=float(cap_at(cap_t, cap_v, float(state.now[0]))),
         power_sums=(float(state.sums[0]), float(state.sums[1]), float(state.sums[2])),
     )
-    decisions = np.asarray(list(policy.schedule(view)), dtype=np.int64)
+    decisions = _decisions(policy.schedule(view), view, name)
     if decisions.size > state.out.size:
         raise SimulationError(f"policy {name!r} returned {decisions.size} decisions for {state.out.size} jobs")
     state.out[: decisions.size] = decisions
     st[ST_DECISIONS] = decisions.size
+
+
+_POSITIONS_HINT = (
+    "schedule(view) returns the positions of the jobs to start, taken from view.queue (view.jobs.job_id[pos] is a "
+    "position's job id), [] to start none"
+)
+
+
+def _decisions(returned: object, view: View, name: str) -> np.ndarray:
+    """A Python policy's decisions as positions, or a SimulationError saying what was returned and what is
+    expected: None, non-integers, and values that are no queued position (job ids, typically) are refused here, with
+    the hint, rather than failing as a TypeError or as a job the kernel cannot find."""
+    if returned is None:
+        raise SimulationError(f"policy {name!r} returned None at t = {view.now:g}; {_POSITIONS_HINT}")
+    try:
+        values = list(returned)  # type: ignore[call-overload]
+        decisions = np.asarray(values, dtype=np.int64)
+        exact = len(values) == 0 or np.array_equal(decisions, np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if not exact or decisions.ndim != 1:
+        raise SimulationError(
+            f"policy {name!r} returned {_preview(returned)} at t = {view.now:g}, not a list of integer positions; "
+            + _POSITIONS_HINT
+        )
+    unknown = decisions[~np.isin(decisions, view.queue)]
+    if unknown.size:
+        ids = view.jobs.job_id
+        looks_like_ids = bool(np.isin(unknown, ids[view.queue]).all()) if view.queue.size else False
+        raise SimulationError(
+            f"policy {name!r} returned {int(unknown[0])}, which is not a position in view.queue at t = {view.now:g}"
+            + (" (it is a queued job's id)" if looks_like_ids else "")
+            + f"; {_POSITIONS_HINT}"
+        )
+    return decisions
+
+
+def _preview(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -> None:

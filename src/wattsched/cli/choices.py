@@ -1,0 +1,223 @@
+"""The closed choices of the command line as enums (help lists them, typer checks them, shells complete them),
+and completion and case folding for the open ones (policy, power check and predictor names, which also accept
+forms no list holds: ``module:Class``, ``quantile:P``).
+
+Enum values are the strings the API takes: a StrEnum member *is* that string, so command bodies pass it on as is.
+Every enum option is declared ``case_sensitive=False``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "Aggregate",
+    "CabData",
+    "CapBasis",
+    "Completion",
+    "CvKind",
+    "DemoKind",
+    "EamcMix",
+    "Executor",
+    "Knapsack",
+    "PowerSource",
+    "Prestate",
+    "PublicDataset",
+    "Reservation",
+    "Score",
+    "SigmaScaling",
+    "ThresholdMode",
+    "WeightPlacement",
+    "complete_check",
+    "complete_eamc_policy",
+    "complete_paper",
+    "complete_policy",
+    "complete_power_predictor",
+    "complete_runtime_predictor",
+    "policy_name",
+    "power_check_name",
+]
+
+
+class PublicDataset(StrEnum):
+    """The public datasets ``wattsched data fetch`` downloads."""
+
+    pm100 = "pm100"
+
+
+class Executor(StrEnum):
+    """Where the runs of a campaign or the windows of a dataset build run."""
+
+    local = "local"
+    dask = "dask"
+
+
+class Aggregate(StrEnum):
+    """How a campaign summary aggregates its (workload window, cap) groups."""
+
+    mean = "mean"
+    median = "median"
+
+
+class DemoKind(StrEnum):
+    """Which demo ``wattsched demo`` runs."""
+
+    campaign = "campaign"
+    policies = "policies"
+
+
+class CapBasis(StrEnum):
+    """What a fractional power cap is a fraction of."""
+
+    dynamic = "dynamic"
+    total = "total"
+
+
+class PowerSource(StrEnum):
+    """The job power estimates a power check uses."""
+
+    real = "real"
+    predicted = "predicted"
+    naive = "naive"
+
+
+class Reservation(StrEnum):
+    """What EASY's reservation under power reserves."""
+
+    nodes = "nodes"
+    nodes_power = "nodes+power"
+
+
+class Knapsack(StrEnum):
+    """What a knapsack policy does at the first job that does not fit."""
+
+    stop = "stop"
+    skip = "skip"
+
+
+class SigmaScaling(StrEnum):
+    """How a job's power deviation scales with its nodes."""
+
+    nodes = "nodes"
+    sqrt = "sqrt"
+
+
+class Prestate(StrEnum):
+    """What becomes of the jobs running or queued at a window's start."""
+
+    requeue = "requeue"
+    prestart = "prestart"
+    drop = "drop"
+
+
+class Completion(StrEnum):
+    """Completion times an online predictor learns from."""
+
+    auto = "auto"
+    trace = "trace"
+    replay = "replay"
+    no_wait = "no-wait"
+
+
+class CvKind(StrEnum):
+    """Folds of the ML predictors' cross-validation."""
+
+    kfold = "kfold"
+    timeseries = "timeseries"
+
+
+class WeightPlacement(StrEnum):
+    """EAMC: where t_weight enters Eq. 5 (docs/decisions.md 2.2)."""
+
+    paper = "paper"
+    code = "code"
+
+
+class Score(StrEnum):
+    """EAMC: the partition score (docs/decisions.md 2.3)."""
+
+    euclidean = "euclidean"
+    code_linear = "code_linear"
+
+
+class ThresholdMode(StrEnum):
+    """EAMC: the part_eff threshold (docs/decisions.md 2.4)."""
+
+    relative = "relative"
+    absolute = "absolute"
+
+
+class EamcMix(StrEnum):
+    """EAMC: the app mixes of paper 002."""
+
+    W13 = "W13"
+    W33 = "W33"
+    W50 = "W50"
+
+
+class CabData(StrEnum):
+    """RMAP: the parameters of the synthetic Cab model."""
+
+    calibrated = "calibrated"
+    synthetic_v1 = "synthetic-v1"
+
+
+def _starting(names: object, incomplete: str) -> list[str]:
+    return [n for n in names if str(n).lower().startswith(incomplete.lower())]  # type: ignore[attr-defined]
+
+
+def complete_policy(incomplete: str) -> list[str]:
+    """Shell completion of --policy: the registry's names (a module:Class is typed, not completed)."""
+    from wattsched.policies.registry import POLICIES  # deferred: loads numba's compiled policies
+
+    return _starting(POLICIES, incomplete)
+
+
+def complete_check(incomplete: str) -> list[str]:
+    """Shell completion of --power-check: the named checks (quantile:P with P typed in)."""
+    from wattsched.policies.powercheck import NAMED_CHECKS  # deferred: loads numba's compiled checks
+
+    return _starting(NAMED_CHECKS, incomplete)
+
+
+def complete_power_predictor(incomplete: str) -> list[str]:
+    """Shell completion of a power predictor name."""
+    from wattsched.predict.registry import POWER_PREDICTORS
+
+    return _starting(POWER_PREDICTORS, incomplete)
+
+
+def complete_runtime_predictor(incomplete: str) -> list[str]:
+    """Shell completion of a runtime predictor name."""
+    from wattsched.predict.registry import RUNTIME_PREDICTORS
+
+    return _starting(RUNTIME_PREDICTORS, incomplete)
+
+
+def complete_paper(incomplete: str) -> list[str]:
+    """Shell completion of ``reproduce PAPER``."""
+    from wattsched.reproduce.claims import PAPERS  # deferred: the claims of every paper
+
+    return _starting(PAPERS, incomplete)
+
+
+def complete_eamc_policy(incomplete: str) -> list[str]:
+    """Shell completion of ``eamc run --policy``."""
+    from wattsched.studies.eamc.policies import EAMC_POLICIES  # deferred: the study loads its tables
+
+    return _starting(EAMC_POLICIES, incomplete)
+
+
+def policy_name(value: str | None) -> str | None:
+    """--policy folded to the registry's (lower-case) name when it names one in any case (EASY, Easy-PC); any
+    other value (a module:Class, an unknown name) passes unchanged, to be checked where it is used."""
+    if value is None or ":" in value:
+        return value
+    from wattsched.policies.registry import POLICIES  # deferred: loads numba's compiled policies
+
+    return value.lower() if value.lower() in POLICIES else value
+
+
+def power_check_name(value: str | None) -> str | None:
+    """--power-check in lower case (Gaussian95, QUANTILE:0.99): check names are case-insensitive."""
+    return None if value is None else value.lower()
