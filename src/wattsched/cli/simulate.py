@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -10,7 +11,8 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from wattsched.cli.common import PROGRESS_THRESHOLD, OutputFormat, console, err, fail, parse_window, progress_bar
+from wattsched.cli.common import PROGRESS_THRESHOLD, console, err, fail, parse_window, progress_bar
+from wattsched.cli.config import config_callback
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
@@ -18,12 +20,31 @@ if TYPE_CHECKING:
     from wattsched.power.run import PowerSetup
 
 
+class RunFormat(StrEnum):
+    """Formats of a run's tables: parquet, csv, or evalys (CSV, with jobs.csv in the evalys/Batsim layout)."""
+
+    parquet = "parquet"
+    csv = "csv"
+    evalys = "evalys"
+
+
+def _config(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """``--config``: the TOML file's keys become simulate's defaults (wattsched.cli.config)."""
+    return config_callback(simulate)(ctx, param, value)
+
+
 def simulate(
     workload: Annotated[Path, typer.Option(help="SWF (.swf, .swf.gz) or canonical table (.parquet, .csv).")],
-    policy: Annotated[str, typer.Option(help="Policy name; see `wattsched policies`.")],
+    policy: Annotated[
+        str,
+        typer.Option(help="Policy name (see `wattsched policies`), or a Python policy MODULE:CLASS or FILE.py:CLASS."),
+    ],
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Format of the per-job table.")] = OutputFormat.parquet,
+    fmt: Annotated[
+        RunFormat,
+        typer.Option("--format", help="Format of the tables; evalys: CSV, jobs.csv in the evalys/Batsim layout."),
+    ] = RunFormat.parquet,
     runtime_estimate: Annotated[
         str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
     ] = None,
@@ -96,15 +117,26 @@ def simulate(
             "decides), prestart (running ones started at 0 without a check) or drop."
         ),
     ] = "requeue",
+    report: Annotated[
+        bool, typer.Option("--report", help="Also write report.html with the run's figures (Gantt, queue, power).")
+    ] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            callback=_config, is_eager=True, help="TOML file with options as keys; the command line overrides it."
+        ),
+    ] = None,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
     from wattsched.api import run_policy, workload_window, write_run
     from wattsched.engine.simulate import SimulationError
+    from wattsched.policies.loader import is_policy_reference, load_policy
     from wattsched.policies.registry import CORE_POLICIES, POLICIES
     from wattsched.workload.load import load_workload
 
     try:
+        chosen: Any = load_policy(policy) if is_policy_reference(policy) else policy
         read = load_workload(workload, machine_size=machine_size, strict=strict)
         if machine_size is None and not read.provenance.machine_size and platform is not None:
             # a default from what is known: the platform's node count when the workload declares no size
@@ -138,7 +170,7 @@ def simulate(
         simulate_it = partial(
             run_policy,
             read,
-            policy,
+            chosen,
             machine_size=machine_size,
             window=parse_window(metrics_window),
             power=power,
@@ -154,6 +186,10 @@ def simulate(
         else:
             run = simulate_it()
         paths = write_run(run, output, fmt.value)
+        if report:
+            from wattsched.report.run_report import write_run_report  # deferred: matplotlib
+
+            paths["report"] = write_run_report(output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     _print_summary(run.summary, title=f"{policy} on {workload.name}")
