@@ -42,8 +42,9 @@ EVALYS_COLUMNS: tuple[str, ...] = (
 
 def allocate_nodes(jobs: pl.DataFrame, machine_size: int) -> list[np.ndarray]:
     """Node ids (0-based, ascending) of every job of ``jobs`` (columns ``start_time, end_time, size``), in the
-    table's row order. Jobs are placed in start order (ties by row); a job ending at ``t`` frees its nodes for
-    jobs starting at ``t``. Raises ValueError when the schedule uses more than ``machine_size`` nodes at once."""
+    table's row order. Jobs are placed in start order (ties: zero-length runs first, then by row); a job ending
+    at ``t`` frees its nodes for jobs starting at ``t``. Raises ValueError when the schedule uses more than
+    ``machine_size`` nodes at once."""
     start = jobs["start_time"].to_numpy().astype(np.float64)
     end = jobs["end_time"].to_numpy().astype(np.float64)
     size = jobs["size"].to_numpy().astype(np.int64)
@@ -53,7 +54,9 @@ def allocate_nodes(jobs: pl.DataFrame, machine_size: int) -> list[np.ndarray]:
     n_free = int(machine_size)
     running: list[tuple[float, int]] = []
     out: list[np.ndarray] = [np.empty(0, np.int64)] * start.size
-    for k in np.lexsort((np.arange(start.size), start)):
+    # at one instant, zero-length runs first: they end there and then, so their nodes are free again for the
+    # jobs starting with them (the engine may have started them in any order within the instant)
+    for k in np.lexsort((np.arange(start.size), end > start, start)):
         while running and running[0][0] <= start[k]:
             _, done = heapq.heappop(running)
             free[out[done]] = True
