@@ -74,6 +74,8 @@ def read_run(run_dir: str | Path) -> RunData:
     missing = [c for c in ("job_id", "submit_time", "start_time", "end_time", "size") if c not in jobs.columns]
     if missing:
         raise ValueError(f"{path}: the jobs table lacks column(s) {', '.join(missing)}")
+    if "killed" not in jobs.columns and "success" in jobs.columns:  # evalys: success 0 = killed at walltime
+        jobs = jobs.with_columns((pl.col("success") == 0).alias("killed"))
     if "wait" not in jobs.columns:
         jobs = jobs.with_columns((pl.col("start_time") - pl.col("submit_time")).alias("wait"))
     return RunData(path, summary, jobs, _read_table(path, "power"))
