@@ -31,16 +31,17 @@ def compare(
         table, notes = compare_runs(runs, common=common_jobs)
     except ValueError as exc:  # CompareError, and unreadable run folders
         fail(str(exc))
-    if as_json:
-        console.print_json(json.dumps({"notes": notes, "metrics": table.to_dicts()}))
-        return
     if "recomputed" in notes:
         per_run = ", ".join(f"{k}: {v:,}" for k, v in notes["jobs_per_run"].items())
         err.print(
             f"warning: different job sets ({per_run}); comparing the {notes['jobs_compared']:,} common jobs",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
+    if as_json:
+        console.print_json(json.dumps({"notes": notes, "metrics": table.to_dicts()}))
+        return
     out = Table(title=f"{len(runs)} runs over {notes['jobs_compared']:,} jobs (differences against {table.columns[1]})")
     for col in table.columns:
         out.add_column(col, justify="left" if col == "metric" else "right")

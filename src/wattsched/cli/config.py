@@ -38,7 +38,9 @@ def config_keys(command: Callable[..., Any]) -> dict[str, tuple[str, Any]]:
         info = next((m for m in meta if isinstance(m, typer.models.OptionInfo)), None)
         if info is None:
             continue
-        decls = [d for d in (info.param_decls or ()) if d.startswith("--")]
+        # in Annotated form typer takes a leading "--name" as the option's declaration, kept in `default`
+        named = (info.default,) if isinstance(info.default, str) and info.default.startswith("-") else ()
+        decls = [d for d in (*named, *(info.param_decls or ())) if d.startswith("--")]
         key = decls[0][2:].split("/")[0].replace("-", "_") if decls else name
         keys[key] = (name, base)
     return keys

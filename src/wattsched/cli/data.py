@@ -128,7 +128,7 @@ def data_stats(
     else:
         _print_stats(stats)
     if figure is not None:
-        err.print(f"figure: {figure}", markup=False, highlight=False)
+        err.print(f"figure: {figure}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_stats(stats: dict[str, Any]) -> None:

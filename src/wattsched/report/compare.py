@@ -64,7 +64,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, common: bool = False) -> tup
         values = [{**_numbers(r.summary.get("metrics")), **_numbers(r.summary.get("power"), "power.")} for r in runs]
         notes["jobs_compared"] = len(shared)
     else:
-        keep = pl.Series(sorted(shared))
+        keep = sorted(shared)
         values = [_numbers(summarise(r.jobs.filter(pl.col("job_id").is_in(keep)), r.machine_size)) for r in runs]
         notes["jobs_compared"] = len(shared)
         notes["recomputed"] = "job metrics recomputed over the common jobs (power metrics left out)"
