@@ -122,3 +122,16 @@ def test_an_instance_is_taken_as_is(policy_file) -> None:
     policy_file.write_text(POLICY_SOURCE + "\nINSTANCE = StrictFcfs()\n")
     policy = load_policy(f"{policy_file}:INSTANCE")
     assert policy.name == "my-fcfs"
+
+
+def test_the_documented_example_policy_is_the_builtin_fcfs(workload) -> None:
+    from pathlib import Path
+
+    from wattsched.engine.simulate import simulate as run
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "strict_fcfs.py"
+    policy = load_policy(f"{example}:StrictFcfs")
+    jobs = pl.read_parquet(workload)
+    mine = run(jobs, policy, 32).schedule.sort("job_id")
+    builtin = run(jobs, "fcfs", 32).schedule.sort("job_id")
+    assert mine["start_time"].to_list() == builtin["start_time"].to_list()

@@ -81,3 +81,15 @@ def test_bad_files_name_the_file_and_key(tmp_path, text: str, message: str) -> N
 def test_a_missing_file(tmp_path) -> None:
     result = runner.invoke(app, ["simulate", "--config", str(tmp_path / "none.toml")])
     assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_relative_paths_are_relative_to_the_file(workload, tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "w.parquet").write_bytes(workload.read_bytes())
+    config = folder / "sim.toml"
+    config.write_text('workload = "w.parquet"\npolicy = "easy"\noutput = "out"\n')
+    monkeypatch.chdir(tmp_path)  # elsewhere than the file
+    result = runner.invoke(app, ["simulate", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert (folder / "out" / "summary.json").is_file()

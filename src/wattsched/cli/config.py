@@ -2,8 +2,9 @@
 
 The file's values become the command's defaults (click's ``default_map``), so an option given on the command
 line overrides the file, and the file can supply required options too. Keys are the option names without the
-dashes, with ``-`` or ``_`` (``machine-size`` or ``machine_size``); ``format`` for ``--format``. An unknown
-key, or a value of the wrong type, is a one-line error naming the file and the key.
+dashes, with ``-`` or ``_`` (``machine-size`` or ``machine_size``); ``format`` for ``--format``. Relative
+paths in the file are relative to the file. An unknown key, or a value of the wrong type, is a one-line error
+naming the file and the key.
 """
 
 from __future__ import annotations
@@ -88,12 +89,14 @@ def read_config(path: Path, command: Callable[..., Any]) -> dict[str, Any]:
         first = exc.errors()[0]
         key = ".".join(str(x) for x in first["loc"])
         fail(f"--config {path}: key {key!r}: {first['msg']} (got {first.get('input')!r})")
-    return {keys[k][0]: _click_value(getattr(values, k)) for k in given}
+    return {keys[k][0]: _click_value(getattr(values, k), Path(path).parent) for k in given}
 
 
-def _click_value(value: Any) -> Any:
+def _click_value(value: Any, base: Path) -> Any:
+    """A validated value as click takes a default; a relative path is taken relative to the config file, as
+    campaign specs do, so a config file works from any directory."""
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Path):
-        return str(value)
+        return str(value if value.is_absolute() else base / value)
     return value
