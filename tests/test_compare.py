@@ -73,3 +73,27 @@ def test_not_a_run_folder(tmp_path, runs) -> None:
     assert result.exit_code == 2 and "no summary.json" in result.output
     result = runner.invoke(app, ["compare", str(runs / "easy")])
     assert result.exit_code == 2 and "at least two" in result.output
+
+
+@pytest.mark.data
+def test_queue_campaign_over_swf_windows_as_documented(tmp_path) -> None:
+    """The queue campaign of docs/campaigns.md on KTH-SP2's windows runs, and FCFS waits longer than EASY."""
+    import re
+    from pathlib import Path
+
+    from conftest import require_data
+
+    trace = require_data("swf/KTH-SP2/log.swf")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "campaigns.md").read_text()
+    spec = re.search(r'```toml\n(kind = "queue"\nname = "kth-policies".*?)```', docs, re.S).group(1)
+    assert 'path = "../shared/data/swf/KTH-SP2/log.swf"' in spec
+    (tmp_path / "kth.toml").write_text(spec.replace("../shared/data/swf/KTH-SP2/log.swf", str(trace)))
+    out = tmp_path / "runs"
+    result = runner.invoke(app, ["campaign", "run", str(tmp_path / "kth.toml"), "--output", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["campaign", "report", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = pl.read_csv(out / "report" / "summary.csv")
+    wait = dict(zip(summary["policy"], summary["wait_mean"], strict=True))
+    assert set(wait) == {"fcfs", "easy", "easy-sjf", "conservative"}
+    assert wait["fcfs"] > 4 * wait["easy"]
