@@ -8,16 +8,17 @@ ids (named option ``allocation = "first-fit-contiguous"``, docs/decisions.md). A
 allocation this way (no node used by two jobs at once), because a schedule never uses more nodes than the
 machine has; a schedule that does is refused.
 
-The free set is a boolean array scanned with numpy per start: O(machine size) per job, measured at about 0.5 s
-for 100,000 jobs on a 1,024-node machine; an interval tree would only pay off on far larger machines.
+The sweep is compiled with numba: a numpy version spent 11 s on CEA-Curie's 30,000 jobs over 93,312 processors
+(its per-job passes over the whole free array dominating), the compiled one 0.44 s, and 0.83 s on RICC's
+447,794 jobs over 8,192. The free set is a boolean array scanned from node 0, stopping at the first block that
+fits.
 """
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 import polars as pl
+from numba import njit
 
 __all__ = ["EVALYS_COLUMNS", "allocate_nodes", "evalys_jobs", "interval_set", "parse_interval_set"]
 
@@ -50,40 +51,79 @@ def allocate_nodes(jobs: pl.DataFrame, machine_size: int) -> list[np.ndarray]:
     size = jobs["size"].to_numpy().astype(np.int64)
     if machine_size <= 0:
         raise ValueError(f"machine size must be positive, got {machine_size}")
-    free = np.ones(int(machine_size), dtype=bool)
-    n_free = int(machine_size)
-    running: list[tuple[float, int]] = []
-    out: list[np.ndarray] = [np.empty(0, np.int64)] * start.size
-    # at one instant, zero-length runs first: they end there and then, so their nodes are free again for the
-    # jobs starting with them (the engine may have started them in any order within the instant)
-    for k in np.lexsort((np.arange(start.size), end > start, start)):
-        while running and running[0][0] <= start[k]:
-            _, done = heapq.heappop(running)
-            free[out[done]] = True
-            n_free += out[done].size
-        need = int(size[k])
+    rows = np.arange(start.size)
+    # at one instant, zero-length runs first: they hold their nodes over no time at all, so the jobs starting
+    # with them find every node they did not use (the engine may have started them in any order)
+    order = np.lexsort((rows, end > start, start))
+    end_order = np.lexsort((rows, end))
+    offsets = np.concatenate(([0], np.cumsum(size)))
+    out = np.empty(int(offsets[-1]), dtype=np.int64)
+    failed, n_free = _first_fit(order, end_order, start, end, size, int(machine_size), offsets, out)
+    if failed >= 0:
+        raise ValueError(
+            f"the schedule uses more than {machine_size} nodes at time {start[failed]:g} "
+            f"(row {failed} needs {size[failed]}, {n_free} free): no valid allocation"
+        )
+    return np.split(out, offsets[1:-1])
+
+
+@njit(cache=True)
+def _first_fit(
+    order: np.ndarray,
+    end_order: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    size: np.ndarray,
+    machine: int,
+    offsets: np.ndarray,
+    out: np.ndarray,
+) -> tuple[int, int]:
+    """The sweep, compiled: each job of ``order`` releases the nodes of the jobs ended by its start, then takes
+    the lowest free contiguous block of its size, else the lowest free nodes; its ids go to
+    ``out[offsets[k]:offsets[k + 1]]``. Returns (-1, 0), or the row that found too few free nodes and how many
+    were free. (A numpy version took 11 s on CEA-Curie's 30,000 jobs over 93,312 processors.)"""
+    free = np.ones(machine, dtype=np.bool_)
+    n_free = machine
+    p = 0
+    for k in order:
+        # a positive-length job ending by now started before now, so it was placed already
+        while p < end_order.size and end[end_order[p]] <= start[k]:
+            j = end_order[p]
+            p += 1
+            if end[j] > start[j]:
+                for i in range(offsets[j], offsets[j + 1]):
+                    free[out[i]] = True
+                n_free += size[j]
+        need = size[k]
         if need > n_free:
-            raise ValueError(
-                f"the schedule uses more than {machine_size} nodes at time {start[k]:g} "
-                f"(row {k} needs {need}, {n_free} free): no valid allocation"
-            )
-        idx = _lowest_fit(free, need)
-        free[idx] = False
-        n_free -= need
-        out[k] = idx
-        heapq.heappush(running, (end[k], int(k)))
-    return out
-
-
-def _lowest_fit(free: np.ndarray, need: int) -> np.ndarray:
-    """The lowest free contiguous block of ``need`` nodes, else the ``need`` lowest free nodes."""
-    edges = np.diff(np.concatenate(([0], free.astype(np.int8), [0])))
-    lo, hi = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    fits = np.flatnonzero(hi - lo >= need)
-    if fits.size:
-        first = int(lo[fits[0]])
-        return np.arange(first, first + need, dtype=np.int64)
-    return np.flatnonzero(free)[:need].astype(np.int64)
+            return k, n_free
+        run = 0
+        first = -1
+        for i in range(machine):
+            if free[i]:
+                run += 1
+                if run == need:
+                    first = i - need + 1
+                    break
+            else:
+                run = 0
+        o = offsets[k]
+        if first >= 0:
+            for i in range(need):
+                out[o + i] = first + i
+        else:
+            got = 0
+            for i in range(machine):
+                if free[i]:
+                    out[o + got] = i
+                    got += 1
+                    if got == need:
+                        break
+        if end[k] > start[k]:
+            for i in range(o, o + need):
+                free[out[i]] = False
+            n_free -= need
+    return -1, 0
 
 
 def interval_set(nodes: np.ndarray) -> str:
