@@ -19,7 +19,6 @@ from typing import Annotated, Any
 
 import click
 import typer
-from pydantic import ConfigDict, ValidationError, create_model
 
 from wattsched.cli.common import fail
 
@@ -66,6 +65,9 @@ def config_callback(command: Callable[..., Any]) -> Callback:
 def read_config(path: Path, command: Callable[..., Any]) -> dict[str, Any]:
     """The file's values keyed by the command's parameter names, as click takes defaults (enums as their
     values, paths as text)."""
+    # deferred: pydantic takes about 0.1 s to import; `wattsched --help` should not
+    from pydantic import ConfigDict, ValidationError, create_model
+
     keys = config_keys(command)
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
