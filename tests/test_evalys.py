@@ -89,7 +89,7 @@ def workloads(draw: st.DrawFn) -> tuple[pl.DataFrame, int]:
     return jobs, machine
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "easy", "conservative", "easy-sjf"]))
 def test_allocation_is_valid_for_any_schedule(workload: tuple[pl.DataFrame, int], policy: str) -> None:
     jobs, machine = workload
