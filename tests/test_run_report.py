@@ -78,6 +78,18 @@ def test_report_of_a_power_run(tmp_path) -> None:
     assert "power_utilisation" in path.read_text()
 
 
+def test_report_command_on_an_existing_run(lublin, tmp_path) -> None:
+    out = tmp_path / "run"
+    args = ["simulate", "--workload", str(lublin), "--policy", "conservative", "--output", str(out), "--format", "csv"]
+    assert runner.invoke(app, args).exit_code == 0
+    assert not (out / "report.html").exists()
+    result = runner.invoke(app, ["report", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "conservative on" in (out / "report.html").read_text() and (out / "run.svg").is_file()
+    result = runner.invoke(app, ["report", str(tmp_path / "nothing")])
+    assert result.exit_code == 2 and "no summary.json" in result.output
+
+
 def test_not_a_run_folder(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"no summary\.json"):
         read_run(tmp_path)
@@ -86,4 +98,7 @@ def test_not_a_run_folder(tmp_path) -> None:
         read_run(tmp_path)
     pl.DataFrame({"job_id": [1]}).write_csv(tmp_path / "jobs.csv")
     with pytest.raises(ValueError, match="lacks column"):
+        read_run(tmp_path)
+    (tmp_path / "jobs.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(ValueError, match=r"jobs\.parquet: cannot be read"):
         read_run(tmp_path)

@@ -1,4 +1,5 @@
-"""``wattsched compare RUN_A RUN_B [RUN_C...]``: the metrics of simulate runs side by side, with differences."""
+"""``wattsched compare RUN_A RUN_B [RUN_C...]``: the metrics of simulate runs side by side, with differences;
+``wattsched report RUN``: the figures and HTML report of one run."""
 
 from __future__ import annotations
 
@@ -59,3 +60,18 @@ def _cell(value: float | None, integral: bool) -> str:
     if integral:
         return f"{int(value):,}"
     return f"{value:.4f}" if abs(value) < 1 else f"{value:,.2f}"
+
+
+def report(
+    run: Annotated[Path, typer.Argument(help="A `simulate --output` folder (any --format).")],
+) -> None:
+    """Write RUN/report.html and RUN/run.png, .svg for a run made without --report: Gantt chart on the node
+    allocation, utilisation, queue length, and power against the cap for a power run."""
+    # deferred: the report package loads matplotlib; `wattsched --help` should not
+    from wattsched.report.run_report import write_run_report
+
+    try:
+        path = write_run_report(run)
+    except ValueError as exc:  # not a run folder, unreadable tables, an impossible schedule
+        fail(str(exc))
+    console.print(f"wrote {path}, {path.with_name('run.png')}, {path.with_name('run.svg')}", markup=False)

@@ -82,11 +82,19 @@ def read_run(run_dir: str | Path) -> RunData:
 
 
 def _read_table(path: Path, stem: str) -> pl.DataFrame | None:
-    if (path / f"{stem}.parquet").is_file():
-        return pl.read_parquet(path / f"{stem}.parquet")
-    if (path / f"{stem}.csv").is_file():
-        return pl.read_csv(path / f"{stem}.csv", infer_schema_length=None)
+    """``stem.parquet`` or ``stem.csv`` of the folder, None when neither exists; a ValueError naming the file
+    when it cannot be read."""
+    for name, read in ((f"{stem}.parquet", pl.read_parquet), (f"{stem}.csv", _read_csv)):
+        if (path / name).is_file():
+            try:
+                return read(path / name)
+            except (pl.exceptions.PolarsError, OSError) as exc:
+                raise ValueError(f"{path / name}: cannot be read ({type(exc).__name__}: {exc})") from None
     return None
+
+
+def _read_csv(path: Path) -> pl.DataFrame:
+    return pl.read_csv(path, infer_schema_length=None)
 
 
 def node_rectangles(run: RunData) -> pl.DataFrame:
