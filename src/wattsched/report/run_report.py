@@ -131,7 +131,8 @@ def plot_run(run: RunData, out_dir: str | Path, stem: str = "run") -> list[Path]
     as ``<stem>.png`` and ``.svg`` in ``out_dir``."""
     h = 3600.0
     rect = node_rectangles(run)
-    has_power = run.power is not None and run.power.height > 0 and "dynamic" in run.power.columns
+    power = run.power if run.power is not None and run.power.height and "dynamic" in run.power.columns else None
+    has_power = power is not None
     panels = 4 if has_power else 3
     fig = Figure(figsize=(13, 3.2 + 2.2 * panels), layout="constrained")
     axes = fig.subplots(panels, 1, sharex=True, height_ratios=[3] + [1.2] * (panels - 1))
@@ -144,7 +145,7 @@ def plot_run(run: RunData, out_dir: str | Path, stem: str = "run") -> list[Path]
     )
     wait = run.jobs["wait"].cast(pl.Float64).to_numpy()[rect["row"].to_numpy()] / h
     coll = PolyCollection(
-        verts,
+        verts,  # type: ignore[arg-type]  # an (n, 4, 2) array of vertices, as matplotlib documents
         array=wait,
         cmap=colormaps["viridis"],
         norm=Normalize(0.0, float(np.percentile(wait, 99)) if wait.size and wait.max() > 0 else 1.0),
@@ -164,13 +165,15 @@ def plot_run(run: RunData, out_dir: str | Path, stem: str = "run") -> list[Path]
     util.set_ylabel("utilisation")
     queue.step(t, timeline["queue_length"].to_numpy(), where="post", color="#D55E00", linewidth=0.8)
     queue.set_ylabel("queued jobs")
-    if has_power:
-        _power_panel(axes[3], run.power)
+    if power is not None:
+        _power_panel(axes[3], power)
     axes[-1].set_xlabel("time (h)")
     for ax in axes:
         ax.grid(alpha=0.25)
-    end = max(float(run.jobs["end_time"].max() or 0.0), float(t[-1] * h) if t.size else 0.0) / h
-    start = min(float(run.jobs["submit_time"].min() or 0.0) / h, 0.0 if t.size == 0 else float(t[0]))
+    last_end = float(run.jobs["end_time"].cast(pl.Float64).max() or 0.0)  # type: ignore[arg-type]
+    first_submit = float(run.jobs["submit_time"].cast(pl.Float64).min() or 0.0)  # type: ignore[arg-type]
+    end = max(last_end, float(t[-1] * h) if t.size else 0.0) / h
+    start = min(first_submit / h, 0.0 if t.size == 0 else float(t[0]))
     axes[-1].set_xlim(start, end if end > start else start + 1.0)
     m = run.summary.get("metrics", {})
     source = Path(str(run.summary.get("workload", {}).get("source", "?"))).name
