@@ -19,6 +19,7 @@ from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_qu
 from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
 from wattsched.engine.windows import cut_one_window, prestate_mode
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
+from wattsched.metrics.allocation import evalys_jobs
 from wattsched.power.platform import job_dynamic_estimates, naive_estimates
 from wattsched.power.run import (
     ESTIMATE_COLUMNS,
@@ -34,8 +35,9 @@ from wattsched.workload.load import load_workload
 
 __all__ = ["OUTPUT_FORMATS", "RunOutput", "resolve_machine_size", "run_policy", "workload_window", "write_run"]
 
-#: Formats :func:`write_run` writes the per-job, timeline and power tables in.
-OUTPUT_FORMATS = ("parquet", "csv")
+#: Formats :func:`write_run` writes the per-job, timeline and power tables in. ``evalys``: CSV tables, with
+#: ``jobs.csv`` in Batsim's ``_jobs.csv`` layout and a concrete node allocation (``metrics.allocation``).
+OUTPUT_FORMATS = ("parquet", "csv", "evalys")
 
 
 @dataclass
@@ -203,9 +205,12 @@ def _online_estimates(
 
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:
     """Write ``jobs.<fmt>``, ``timeline.<fmt>`` (queue length, running jobs and busy units over time),
-    ``rejects.<fmt>``, ``summary.json`` and ``provenance.json`` into ``output``."""
+    ``rejects.<fmt>``, ``summary.json`` and ``provenance.json`` into ``output``. ``fmt="evalys"`` writes CSV
+    tables with ``jobs.csv`` in the evalys / Batsim layout (``metrics.allocation.evalys_jobs``)."""
     if fmt not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {OUTPUT_FORMATS}")
+    evalys = fmt == "evalys"
+    fmt = "csv" if evalys else fmt
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -221,7 +226,11 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
         timeline.write_parquet(paths["timeline"])
         run.rejects.write_parquet(paths["rejects"])
     else:
-        run.jobs.write_csv(paths["jobs"])
+        if evalys:
+            size = int(run.summary["run"]["machine_size"])
+            evalys_jobs(run.jobs, size, workload_name=Path(run.provenance.source).stem).write_csv(paths["jobs"])
+        else:
+            run.jobs.write_csv(paths["jobs"])
         timeline.write_csv(paths["timeline"])
         run.rejects.write_csv(paths["rejects"])
     paths["summary"].write_text(json.dumps(run.summary, indent=2, default=_json_default) + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
@@ -131,3 +131,90 @@ def data_convert(
     emit_json({"input": str(input), "output": str(output), "jobs": read.jobs.height, "rejected": read.rejects.height})
     console.print(f"wrote {read.jobs.height:,} jobs to {output}", markup=False, highlight=False)
     report_rejects(read.rejects, read.provenance.format, where)
+
+
+@app.command("stats")
+def data_stats(
+    file: Annotated[Path, typer.Argument(help="Any readable workload (SWF, parquet, csv, sacct, PM100).")],
+    machine_size: Annotated[
+        int | None, typer.Option(help="Machine size for the offered load (default: the one the workload declares).")
+    ] = None,
+    figure: Annotated[
+        Path | None, typer.Option(help="Also draw size and runtime histograms, accuracy and arrivals (.png, .svg).")
+    ] = None,
+    timezone: TimezoneOption = None,
+    columns: ColumnsOption = None,
+) -> None:
+    """Workload statistics as the Parallel Workloads Archive shows them: jobs, users, offered load, size and
+    runtime quantiles and log2 histograms, inter-arrival times, walltime accuracy."""
+    # deferred: the readers load numba and pyarrow; `wattsched --help` should not
+    from wattsched.workload.load import load_workload
+    from wattsched.workload.stats import workload_stats
+
+    try:
+        read = load_workload(file, machine_size=machine_size, timezone=timezone, columns=columns)
+        warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
+    except (WorkloadError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    if read.jobs.height == 0:
+        fail(f"{file}: no job to describe ({read.rejects.height:,} input lines rejected)")
+    stats = workload_stats(read, machine_size)
+    if figure is not None:
+        from wattsched.report.workload_figure import plot_workload_stats  # deferred: matplotlib
+
+        plot_workload_stats(stats, read.jobs, figure)
+    emit_json(stats)
+    _print_stats(stats)
+    report_rejects(read.rejects, read.provenance.format)
+    if figure is not None:
+        err.print(f"figure: {figure}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_stats(stats: dict[str, Any]) -> None:
+    """The statistics as three rich tables: the workload, the distributions, the log2 histograms."""
+    from rich.table import Table
+
+    def num(x: float | None, fmt: str = ",.0f") -> str:
+        return "n/a" if x is None else format(x, fmt)
+
+    head = Table(title=f"workload {stats['source']}")
+    head.add_column("statistic")
+    head.add_column("value", justify="right")
+    users = stats["users"]
+    for k, v in (
+        ("jobs (rejected input lines)", f"{stats['jobs']:,} ({stats['rejected']:,})"),
+        ("machine size", f"{num(stats['machine_size'])} {stats['size_unit']}"),
+        ("span of submissions (days)", num(stats["span_s"] / 86400, ",.1f")),
+        ("offered load", num(stats["offered_load"], ".3f")),
+        ("users (top 5 share of jobs)", f"{num(users['count'])} ({num(users.get('top5_share_of_jobs'), '.1%')})"),
+        (
+            "serial jobs / power-of-two sizes",
+            f"{stats['size']['serial_share']:.1%} / {stats['size']['power_of_two_share']:.1%}",
+        ),
+        ("jobs killed at walltime", num(stats["walltime_accuracy"]["killed_share"], ".1%")),
+    ):
+        head.add_row(k, v)
+    console.print(head)
+    dist = Table(title="distributions")
+    dist.add_column("quantity")
+    cols = ("mean", "p0", "p10", "p25", "p50", "p75", "p90", "p99", "p100")
+    for c in cols:
+        dist.add_column(c, justify="right")
+    for label, key, fmt in (
+        ("size", "size", ",.0f"),
+        ("runtime (s)", "runtime_s", ",.0f"),
+        ("walltime (s)", "walltime_s", ",.0f"),
+        ("walltime accuracy", "walltime_accuracy", ".3f"),
+        ("inter-arrival (s)", "interarrival_s", ",.0f"),
+    ):
+        dist.add_row(label, *(num(stats[key][c], fmt) for c in cols))
+    console.print(dist)
+    hist = Table(title="log2 histograms (jobs per bin [low, high))")
+    hist.add_column("bin")
+    hist.add_column("size", justify="right")
+    hist.add_column("runtime (s)", justify="right")
+    size_rows = {r["low"]: r["count"] for r in stats["size"]["log2_histogram"]}
+    run_rows = {r["low"]: r["count"] for r in stats["runtime_s"]["log2_histogram"]}
+    for low in sorted(set(size_rows) | set(run_rows)):
+        hist.add_row(f"{low:,}–{max(2 * low, 1):,}", f"{size_rows.get(low, 0):,}", f"{run_rows.get(low, 0):,}")
+    console.print(hist)

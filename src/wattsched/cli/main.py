@@ -12,6 +12,7 @@ from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, pr
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
 from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
+from wattsched.cli.compare import compare, report
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.root import WattschedGroup
 from wattsched.cli.simulate import simulate
@@ -23,6 +24,8 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,  # --debug: the traceback, not every local variable of every frame
 )
 app.command()(simulate)
+app.command()(compare)
+app.command()(report)
 app.add_typer(generate.app, name="generate")
 app.add_typer(predict.app, name="predict")
 app.add_typer(data.app, name="data")

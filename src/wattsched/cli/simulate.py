@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -28,7 +29,6 @@ from wattsched.cli.choices import (
 from wattsched.cli.common import (
     PROGRESS_THRESHOLD,
     ColumnsOption,
-    OutputFormat,
     TimezoneOption,
     console,
     emit_json,
@@ -39,11 +39,25 @@ from wattsched.cli.common import (
     report_rejects,
     warn_ignored_timezone,
 )
+from wattsched.cli.config import config_callback
 from wattsched.core.schema import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
 if TYPE_CHECKING:
     from wattsched.power.run import PowerSetup
+
+
+class RunFormat(StrEnum):
+    """Formats of a run's tables: parquet, csv, or evalys (CSV, with jobs.csv in the evalys/Batsim layout)."""
+
+    parquet = "parquet"
+    csv = "csv"
+    evalys = "evalys"
+
+
+def _config(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """``--config``: the TOML file's keys become simulate's defaults (wattsched.cli.config)."""
+    return config_callback(simulate)(ctx, param, value)
 
 
 def simulate(
@@ -53,7 +67,7 @@ def simulate(
     policy: Annotated[
         str,
         typer.Option(
-            help="Policy name, any case; see wattsched policies.",
+            help="Policy name, any case (see wattsched policies), or a Python policy MODULE:CLASS or FILE.py:CLASS.",
             callback=policy_name,
             autocompletion=complete_policy,
         ),
@@ -61,8 +75,13 @@ def simulate(
     output: Annotated[Path, typer.Option(help="Directory for jobs, timeline, rejects, summary and provenance.")],
     machine_size: Annotated[int | None, typer.Option(help="Units of the machine (overrides the header).")] = None,
     fmt: Annotated[
-        OutputFormat, typer.Option("--format", case_sensitive=False, help="Format of the per-job table.")
-    ] = OutputFormat.parquet,
+        RunFormat,
+        typer.Option(
+            "--format",
+            case_sensitive=False,
+            help="Format of the tables; evalys: CSV, jobs.csv in the evalys/Batsim layout.",
+        ),
+    ] = RunFormat.parquet,
     runtime_estimate: Annotated[
         str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
     ] = None,
@@ -154,15 +173,26 @@ def simulate(
         ),
     ] = Prestate.requeue,
     columns: ColumnsOption = None,
+    report: Annotated[
+        bool, typer.Option("--report", help="Also write report.html with the run's figures (Gantt, queue, power).")
+    ] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            callback=_config, is_eager=True, help="TOML file with options as keys; the command line overrides it."
+        ),
+    ] = None,
 ) -> None:
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
     from wattsched.api import run_policy, workload_window, write_run
     from wattsched.engine.simulate import SimulationError
+    from wattsched.policies.loader import is_policy_reference, load_policy
     from wattsched.policies.registry import CORE_POLICIES, POLICIES
     from wattsched.workload.load import load_workload
 
     try:
+        chosen: Any = load_policy(policy) if is_policy_reference(policy) else policy
         read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         if machine_size is None and not read.provenance.machine_size and platform is not None:
@@ -197,7 +227,7 @@ def simulate(
         simulate_it = partial(
             run_policy,
             read,
-            policy,
+            chosen,
             machine_size=machine_size,
             window=parse_window(metrics_window),
             power=power,
@@ -213,6 +243,10 @@ def simulate(
         else:
             run = simulate_it()
         paths = write_run(run, output, fmt.value)
+        if report:
+            from wattsched.report.run_report import write_run_report  # deferred: matplotlib
+
+            paths["report"] = write_run_report(output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     emit_json({**run.summary, "files": {k: str(p) for k, p in paths.items()}})
