@@ -1,4 +1,4 @@
-"""`simulate --report`: the run's figure (Gantt with the allocation, utilisation, queue, power) and report.html."""
+"""`simulate --html`: the run's figure (Gantt with the allocation, utilisation, queue, power) and report.html."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def lublin(tmp_path_factory: pytest.TempPathFactory):
 @pytest.mark.parametrize("fmt", ["parquet", "evalys"])
 def test_report_of_a_queue_run(lublin, tmp_path, fmt: str) -> None:
     out = tmp_path / "run"
-    args = ["simulate", "--workload", str(lublin), "--policy", "easy", "--output", str(out), "--report"]
+    args = ["simulate", "--workload", str(lublin), "--policy", "easy", "--output", str(out), "--html"]
     result = runner.invoke(app, [*args, "--format", fmt])
     assert result.exit_code == 0, result.output
     page = (out / "report.html").read_text()

@@ -31,7 +31,7 @@ def write(tmp_path, text: str):
 
 def test_every_option_is_a_key() -> None:
     keys = config_keys(simulate)
-    for key in ("workload", "policy", "output", "machine_size", "format", "metrics_window", "power_check", "report"):
+    for key in ("workload", "policy", "output", "machine_size", "format", "metrics_window", "power_check", "html"):
         assert key in keys
     assert "config" not in keys
 

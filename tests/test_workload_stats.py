@@ -77,4 +77,4 @@ def test_errors(tmp_path) -> None:
     empty = tmp_path / "empty.swf"
     empty.write_text("; MaxProcs: 4\n1 0 0 -5 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n")
     result = runner.invoke(app, ["data", "stats", str(empty)])
-    assert result.exit_code == 2 and "no job to describe" in result.output
+    assert result.exit_code == 2 and "every line was rejected" in result.output

@@ -173,8 +173,8 @@ def simulate(
         ),
     ] = Prestate.requeue,
     columns: ColumnsOption = None,
-    report: Annotated[
-        bool, typer.Option("--report", help="Also write report.html with the run's figures (Gantt, queue, power).")
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write report.html with the run's figures (Gantt, queue, power).")
     ] = False,
     config: Annotated[
         Path | None,
@@ -243,7 +243,7 @@ def simulate(
         else:
             run = simulate_it()
         paths = write_run(run, output, fmt.value)
-        if report:
+        if html:
             from wattsched.report.run_report import write_run_report  # deferred: matplotlib
 
             paths["report"] = write_run_report(output)
