@@ -11,6 +11,7 @@ from rich.progress import TextColumn
 from rich.table import Table
 
 from wattsched.cli.common import console, err, fail, print_table, progress_bar
+from wattsched.cli.interrupt import exit_interrupted
 from wattsched.core.schema import WorkloadError
 from wattsched.core.store import CampaignError
 
@@ -37,8 +38,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
                 **options,
             )
     except CampaignInterrupted as stop:
-        err.print(f"[bold yellow]{stop}[/]")
-        raise typer.Exit(code=130) from None
+        exit_interrupted(str(stop))
 
 
 @app.command("run")

@@ -11,10 +11,11 @@ from rich.table import Table
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.common import console, err, fail, progress_bar
+from wattsched.cli.interrupt import StoppableTyper
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.simulate import simulate
 
-app = typer.Typer(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
+app = StoppableTyper(help="Power- and energy-aware HPC batch scheduling toolkit.", no_args_is_help=True)
 app.command()(simulate)
 app.add_typer(generate.app, name="generate")
 app.add_typer(predict.app, name="predict")
