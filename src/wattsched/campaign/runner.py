@@ -175,6 +175,8 @@ def _run_locked(
         finally:
             stream.close()  # ends the workers now when the loop was interrupted
     except KeyboardInterrupt:
+        if address is None:  # the workers are ended (a remote cluster's may still be writing: left to them)
+            clean_temporaries(out)
         raise CampaignInterrupted(len(done_ids(out) & ids), len(runs), out) from None
     return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
 

@@ -26,6 +26,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
     """Run a campaign with a progress bar; on Ctrl-C or SIGTERM say how far it got and exit with code 130."""
     # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
     from wattsched.campaign.runner import CampaignInterrupted, run_experiment
+    from wattsched.core.stopping import FolderBusyError
 
     try:
         with progress_bar(f"[bold]{experiment.kind}[/] {experiment.name}", TextColumn("runs")) as bar:
@@ -39,6 +40,8 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
             )
     except CampaignInterrupted as stop:
         exit_interrupted(str(stop))
+    except FolderBusyError as exc:  # another process runs a campaign in this folder
+        fail(str(exc))
 
 
 @app.command("run")

@@ -11,7 +11,7 @@ from rich.table import Table
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.common import console, err, fail, progress_bar
-from wattsched.cli.interrupt import StoppableTyper
+from wattsched.cli.interrupt import StoppableTyper, exit_interrupted
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.simulate import simulate
 
@@ -118,6 +118,8 @@ def demo(
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
     """Paper 000's campaign in small, with a progress bar, then its summary table."""
     # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
+    from wattsched.campaign.runner import CampaignInterrupted
+    from wattsched.core.stopping import FolderBusyError
     from wattsched.demo import run_campaign_demo
 
     console.print(
@@ -136,6 +138,10 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
                 log=lambda m: err.print(m),
             )
     except ValueError as exc:  # WorkloadError and CampaignError among them: e.g. too few jobs for a window
+        fail(str(exc))
+    except CampaignInterrupted as stop:  # Ctrl-C or SIGTERM: how far it got, and that it resumes
+        exit_interrupted(str(stop))
+    except FolderBusyError as exc:  # another demo runs in this folder
         fail(str(exc))
     print_campaign_summary(demo.campaign)
     console.print(

@@ -194,3 +194,22 @@ def clean_temporaries(folder: Path, prefix: str = ".") -> int:
                 path.unlink()
                 removed += 1
     return removed
+
+
+def clean_temporaries_of(targets: list[Path]) -> int:
+    """Remove the temporaries of killed writers of the files ``targets`` only (next to each; other files' and
+    folders' are left alone); returns how many. Only the holder of the targets' lock may call it."""
+    removed = 0
+    for target in targets:
+        target = Path(target)
+        name, stem, suffix = (re.escape(x) for x in (target.name, target.stem, target.suffix))
+        # atomic_path's two forms: .NAME.PID.tmp, and .STEM.PID.tmp.SUFFIX (keep_suffix)
+        own = re.compile(rf"^\.(?:{name}\.\d+\.tmp|{stem}\.\d+\.tmp{suffix})$")
+        if not target.parent.is_dir():
+            continue
+        for path in target.parent.glob(".*.tmp*"):
+            if path.is_file() and own.match(path.name):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    removed += 1
+    return removed

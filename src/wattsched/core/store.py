@@ -51,7 +51,8 @@ def run_id(params: dict[str, Any]) -> str:
 def atomic_path(path: Path, *, keep_suffix: bool = False) -> Iterator[Path]:
     """A temporary path next to ``path``, renamed to ``path`` when the block ends without error and removed
     otherwise. Its name is ``.NAME.PID.tmp`` (the campaign runner, holding the folder's lock, removes the leftovers
-    of killed writers: :func:`wattsched.core.stopping.clean_temporaries`); ``keep_suffix`` ends it with ``path``'s suffix, for writers that choose a format by suffix."""
+    of killed writers: :func:`wattsched.core.stopping.clean_temporaries`);
+    ``keep_suffix`` ends it with ``path``'s suffix, for writers that choose a format by suffix."""
     tail = path.suffix if keep_suffix else ""
     tmp = path.with_name(f".{path.stem if keep_suffix else path.name}.{os.getpid()}.tmp{tail}")
     try:
