@@ -336,3 +336,31 @@ def test_sigterm_is_ctrl_c_inside_the_block_only() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler runs at once; this is never reached in full
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_second_signal_while_stopping_ends_the_process_at_once() -> None:
+    """A stop that hangs (here: a cleanup that sleeps) is forced by a second Ctrl-C or SIGTERM: exit 130 now."""
+    script = (
+        "import os, signal, time\n"
+        "from wattsched.core.stopping import sigterm_as_interrupt\n"
+        "with sigterm_as_interrupt():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(60)\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('stopping', flush=True)\n"
+        "        time.sleep(60)  # a cleanup that does not end\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "stopping\n"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = _finish(proc, timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - started < 30
+    assert _lines(stderr) == ["interrupted again: workers killed, stopped at once"]

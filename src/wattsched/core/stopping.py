@@ -49,6 +49,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     global _stopping
     if _stopping:
         stop_children(timeout=0.0, force=True)
+        os.write(2, b"interrupted again: workers killed, stopped at once\n")
         os._exit(INTERRUPTED_EXIT)
     _stopping = True
     raise KeyboardInterrupt
