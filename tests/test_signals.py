@@ -364,3 +364,22 @@ def test_a_second_signal_while_stopping_ends_the_process_at_once() -> None:
     _, stderr = _finish(proc, timeout=30)
     assert proc.returncode == 130 and time.monotonic() - started < 30
     assert _lines(stderr) == ["interrupted again: workers killed, stopped at once"]
+
+
+@pytest.mark.slow
+def test_any_long_command_stops_with_one_line(tmp_path: Path) -> None:
+    """A command with no stop message of its own (here a simulation of the 447,794-job RICC trace, minutes long)
+    gets the generic line, exit 130 and no traceback; it wrote nothing."""
+    trace = require_data("swf/RICC-2010-2.swf.gz")
+    args = ("simulate", "--workload", str(trace), "--policy", "conservative", "--output", str(tmp_path / "run"))
+    proc = _start(*args)
+    cpu = psutil.Process(proc.pid)
+    _wait_for(lambda: sum(cpu.cpu_times()[:2]) > 6.0, proc, "6 s of CPU (imports done, the trace being read)")
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = _finish(proc, timeout=180)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert _lines(stderr) == [
+        f"interrupted: `wattsched {' '.join(args)}` stopped before it finished (Ctrl-C or SIGTERM)"
+    ]
+    assert not (tmp_path / "run").exists()
