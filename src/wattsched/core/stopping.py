@@ -71,7 +71,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
         if previous[signal.SIGINT] is not _on_signal:  # the outermost block: a later stop starts afresh
             _stopping = False
 
