@@ -13,12 +13,9 @@ independent); only the recorded timings differ.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from pydantic import BaseModel
 from wattsched.campaign.kinds import experiment_for, open_experiment
 from wattsched.core.executors import check_executor, map_tasks
 from wattsched.core.experiment import Experiment, no_log
+from wattsched.core.stopping import FolderLock, clean_temporaries, sigterm_as_interrupt
 from wattsched.core.store import (
     MANIFEST,
     CampaignError,
@@ -58,8 +56,12 @@ class CampaignRun:
 class CampaignInterrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped a campaign; the finished runs are kept (run it again to resume)."""
 
-    def __init__(self, done: int, total: int, out: Path) -> None:
-        super().__init__(f"interrupted, {done} of {total} runs done (run again to resume: {out})")
+    def __init__(self, done: int, total: int, out: Path, *, preparing: bool = False) -> None:
+        if preparing:
+            text = f"interrupted while preparing {out}: no run started; run the same command again to start"
+        else:
+            text = f"interrupted: {done} of {total} runs done in {out}; run the same command again to resume"
+        super().__init__(text)
         self.done, self.total, self.out = done, total, out
 
 
@@ -98,24 +100,6 @@ def prepare(experiment: Experiment, out: Path, *, log: Callable[[str], None] = n
     return manifest
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the campaign as Ctrl-C does (in the main thread; elsewhere signals cannot be handled)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM while stopping changes nothing
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def run_experiment(
     experiment: Experiment | BaseModel,
     out: str | Path,
@@ -136,7 +120,31 @@ def run_experiment(
     check_executor(executor, CampaignError)
     out = Path(out)
     t0 = time.perf_counter()
-    manifest = prepare(exp, out, log=log)
+    with FolderLock(out, f"the campaign folder {out}"), sigterm_as_interrupt():
+        return _run_locked(exp, out, t0, executor, workers, address, limit, progress, log)
+
+
+def _run_locked(
+    exp: Experiment,
+    out: Path,
+    t0: float,
+    executor: str,
+    workers: int | None,
+    address: str | None,
+    limit: int | None,
+    progress: Callable[[int, int], None] | None,
+    log: Callable[[str], None],
+) -> CampaignRun:
+    """:func:`run_experiment` once it holds the folder's lock: no other process writes here, so every temporary
+    file is a killed writer's (a run, or a preparation) and is removed first."""
+    stale = clean_temporaries(out)
+    if stale:
+        log(f"removed {stale} temporary file(s) left by an interrupted run")
+    try:
+        manifest = prepare(exp, out, log=log)
+    except KeyboardInterrupt:
+        clean_temporaries(out)  # the preparation's own, e.g. a workload window being written
+        raise CampaignInterrupted(0, 0, out, preparing=True) from None
     runs = manifest["runs"]
     ids = {r["id"] for r in runs}
     done = done_ids(out, clean=True) & ids
@@ -149,25 +157,26 @@ def run_experiment(
     target = out.resolve() if executor == "dask" else out
     finished = len(done)
     try:
-        with _sigterm_as_interrupt():
-            stream = map_tasks(
-                exp.task(target),
-                todo,
-                executor=executor,
-                workers=workers,
-                address=address,
-                ordered=False,
-                keys=[f"{exp.kind}-{r['id']}" for r in todo],
-                in_flight=IN_FLIGHT_PER_WORKER * workers,
-            )
-            try:
-                for _ in stream:
-                    finished += 1
-                    if progress is not None:
-                        progress(finished, len(runs))
-            finally:
-                stream.close()  # ends the workers now when the loop was interrupted
+        stream = map_tasks(
+            exp.task(target),
+            todo,
+            executor=executor,
+            workers=workers,
+            address=address,
+            ordered=False,
+            keys=[f"{exp.kind}-{r['id']}" for r in todo],
+            in_flight=IN_FLIGHT_PER_WORKER * workers,
+        )
+        try:
+            for _ in stream:
+                finished += 1
+                if progress is not None:
+                    progress(finished, len(runs))
+        finally:
+            stream.close()  # ends the workers now when the loop was interrupted
     except KeyboardInterrupt:
+        if address is None:  # the workers are ended (a remote cluster's may still be writing: left to them)
+            clean_temporaries(out)
         raise CampaignInterrupted(len(done_ids(out) & ids), len(runs), out) from None
     return CampaignRun(len(runs), len(done), len(todo), time.perf_counter() - t0)
 

@@ -10,10 +10,10 @@ import typer
 from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
-from rich.text import Text
 
 from wattsched.cli.choices import Aggregate, Executor
 from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar
+from wattsched.cli.interrupt import exit_interrupted
 from wattsched.core.schema import WorkloadError
 from wattsched.core.store import CampaignError
 
@@ -28,6 +28,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
     """Run a campaign with a progress bar; on Ctrl-C or SIGTERM say how far it got and exit with code 130."""
     # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
     from wattsched.campaign.runner import CampaignInterrupted, run_experiment
+    from wattsched.core.stopping import FolderBusyError
 
     try:
         with progress_bar(f"[bold]{experiment.kind}[/] {escape(experiment.name)}", TextColumn("runs")) as bar:
@@ -40,8 +41,9 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
                 **options,
             )
     except CampaignInterrupted as stop:
-        err.print(Text(str(stop), style="bold yellow"))
-        raise typer.Exit(code=130) from None
+        exit_interrupted(str(stop))
+    except FolderBusyError as exc:  # another process runs a campaign in this folder
+        fail(str(exc))
 
 
 @app.command("run")

@@ -12,6 +12,7 @@ from rich.progress import TextColumn
 
 from wattsched.cli.choices import Executor
 from wattsched.cli.common import console, emit_json, fail, progress_bar, renamed_option
+from wattsched.cli.interrupt import exit_interrupted
 
 app = typer.Typer(
     help="Build per-job power datasets from job tables and node telemetry (PM100 method).", no_args_is_help=True
@@ -63,10 +64,14 @@ def dataset_build(
     if jobs is None:
         fail("missing option --job-table (the job table: job_id, start_time, end_time, nodes)")
     # deferred: the dataset builder loads numba, pyarrow and (optionally) dask; `wattsched --help` should not
-    from wattsched.dataset.build import build_dataset
+    from wattsched.dataset.build import build_dataset, lock_output, write_outputs
     from wattsched.dataset.extract import ExtractionStats
 
     stats = ExtractionStats()
+    try:  # one build per output at a time; the holder removes what a killed build of it left
+        lock = lock_output(output)
+    except OSError as exc:
+        fail(str(exc))
     try:
         table = pl.read_parquet(jobs) if jobs.suffix == ".parquet" else pl.read_csv(jobs)
         with progress_bar("[bold]telemetry windows", TextColumn("{task.fields[rows]:,} rows")) as bar:
@@ -89,12 +94,16 @@ def dataset_build(
                 progress=progress,
                 stats=stats,
             )
+        rejects_path = write_outputs(dataset, rejects, output)  # atomic: a kill leaves the previous build whole
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (made one by the root app); the pool's workers are ended
+        exit_interrupted(
+            f"interrupted: the dataset build stopped; {output} was not written (a previous build there is "
+            "unchanged); run the same command again to rebuild"
+        )
     except (ValueError, FileNotFoundError, pl.exceptions.PolarsError, OSError) as exc:
         fail(str(exc))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    dataset.write_parquet(output)
-    rejects_path = output.with_name(output.stem + ".rejects.parquet")
-    rejects.write_parquet(rejects_path)
+    finally:
+        lock.release()
     per_stage = dict(rejects.group_by("stage").len().sort("stage").iter_rows())
     emit_json(
         {

@@ -13,11 +13,12 @@ from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
 from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
 from wattsched.cli.compare import compare, report
+from wattsched.cli.interrupt import StoppableTyper, exit_interrupted
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.root import WattschedGroup
 from wattsched.cli.simulate import simulate
 
-app = typer.Typer(
+app = StoppableTyper(  # Ctrl-C and SIGTERM: one line, exit 130, no worker left (cli/interrupt.py)
     cls=WattschedGroup,  # the error path: one line per error, the traceback with --debug
     help="Power- and energy-aware HPC batch scheduling toolkit.",
     no_args_is_help=True,
@@ -149,6 +150,8 @@ def demo(
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
     """Paper 000's campaign in small, with a progress bar, then its summary table."""
     # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
+    from wattsched.campaign.runner import CampaignInterrupted
+    from wattsched.core.stopping import FolderBusyError
     from wattsched.demo import run_campaign_demo
 
     console.print(
@@ -167,6 +170,10 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
                 log=lambda m: err.print(m),
             )
     except ValueError as exc:  # WorkloadError and CampaignError among them: e.g. too few jobs for a window
+        fail(str(exc))
+    except CampaignInterrupted as stop:  # Ctrl-C or SIGTERM: how far it got, and that it resumes
+        exit_interrupted(str(stop))
+    except FolderBusyError as exc:  # another demo runs in this folder
         fail(str(exc))
     emit_json({"output": str(output), "runs": demo.run.total, "seconds": demo.seconds, "dashboard": demo.dashboard})
     print_campaign_summary(demo.campaign)

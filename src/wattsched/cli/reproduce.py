@@ -4,11 +4,9 @@ paper beside our value."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -17,6 +15,7 @@ from rich.text import Text
 
 from wattsched.cli.choices import complete_paper
 from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track
+from wattsched.cli.interrupt import exit_interrupted
 from wattsched.core.schema import WorkloadError
 
 
@@ -56,13 +55,6 @@ def reproduce(
     seed_list = tuple(range(seed, seed + seeds))
     command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
 
-    def _term(signum: int, frame: FrameType | None) -> None:
-        """SIGTERM stops like Ctrl-C: finished work is kept, workers are ended."""
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM while stopping changes nothing
-        stop_workers()  # first, so that a process pool being left does not wait for its queued tasks
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, _term)
     started = time.perf_counter()
 
     def step(message: str) -> None:
@@ -80,17 +72,14 @@ def reproduce(
             step=step,
             track_fn=track,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (the root app makes it one: wattsched.cli.interrupt)
         stop_workers()
-        err.print(
-            Text("interrupted:", style="bold yellow"),
-            f"paper {paper}'s reproduction stopped; nothing was reported (finished runs, if any, stay in {out})",
+        exit_interrupted(
+            f"interrupted: paper {paper}'s reproduction stopped; nothing was reported "
+            f"(finished runs, if any, stay in {out})"
         )
-        raise typer.Exit(code=130) from None
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     counts = {v: 0 for v in ("holds", "differs", "not checkable")}
     for r in result.run.claims:
         counts[r.verdict] += 1

@@ -72,8 +72,10 @@ class WattschedGroup(TyperGroup):
         except KeyboardInterrupt:
             if output.debug:
                 raise
-            error_line(str(exc) if (exc := sys.exc_info()[1]) and str(exc) else "interrupted (Ctrl-C)")
-            raise typer.Exit(code=130) from None
+            from wattsched.cli.interrupt import exit_interrupted, interrupted_line
+
+            exc = sys.exc_info()[1]
+            exit_interrupted(str(exc) if exc is not None and str(exc) else interrupted_line())
         except Exception as exc:
             if output.debug:
                 raise

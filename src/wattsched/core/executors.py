@@ -7,15 +7,20 @@ Local pools use the ``spawn`` start method (no fork after Numba or Polars thread
 With ``in_flight``, at most that many tasks are submitted at a time (the next one as one finishes), so that an
 interrupted fan-out has little queued work to drop. However the consumer stops (an exception, Ctrl-C, closing the
 iterator), queued tasks are cancelled and the local worker processes are ended at once: none is left behind.
+Local workers also end themselves when this process dies, even by ``kill -9`` (:func:`~wattsched.core.stopping.
+worker_init`).
 """
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
+
+from wattsched.core.stopping import worker_init
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,7 +61,8 @@ def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool
             yield fn(item)
         return
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    # each worker ignores Ctrl-C (this process ends it) and exits when this process dies, even by kill -9
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
     try:
         if ordered:
             yield from pool.map(fn, items)

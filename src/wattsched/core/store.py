@@ -27,6 +27,8 @@ from typing import Any
 
 import polars as pl
 
+from wattsched.core.stopping import is_temporary
+
 MANIFEST = "manifest.json"
 RESULTS = "results"
 
@@ -48,8 +50,9 @@ def run_id(params: dict[str, Any]) -> str:
 @contextlib.contextmanager
 def atomic_path(path: Path, *, keep_suffix: bool = False) -> Iterator[Path]:
     """A temporary path next to ``path``, renamed to ``path`` when the block ends without error and removed
-    otherwise. Its name starts with a dot and holds ``.tmp`` (:func:`done_ids` removes the leftovers of killed
-    runs); ``keep_suffix`` ends it with ``path``'s suffix, for writers that choose a format by suffix."""
+    otherwise. Its name is ``.NAME.PID.tmp`` (the campaign runner, holding the folder's lock, removes the leftovers
+    of killed writers: :func:`wattsched.core.stopping.clean_temporaries`);
+    ``keep_suffix`` ends it with ``path``'s suffix, for writers that choose a format by suffix."""
     tail = path.suffix if keep_suffix else ""
     tmp = path.with_name(f".{path.stem if keep_suffix else path.name}.{os.getpid()}.tmp{tail}")
     try:
@@ -96,7 +99,7 @@ def done_ids(out: Path, *, clean: bool = False) -> set[str]:
     if not results.exists():
         return ids
     for path in results.iterdir():
-        if path.name.startswith(".") and ".tmp" in path.name:
+        if is_temporary(path):
             if clean:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
+from wattsched.core.stopping import FolderLock, clean_temporaries_of
+from wattsched.core.store import atomic_path
 from wattsched.dataset.exclusive import SHARED, UNVERIFIABLE, classify_exclusive
 from wattsched.dataset.extract import ExtractionStats, extract_series
 from wattsched.dataset.inputs import check_jobs, parse_nodes
@@ -106,3 +108,35 @@ def build_dataset(
     ).cast(REJECT_SCHEMA)
     dataset = unpack_tres(jobs.join(series, on="job_id", how="inner", maintain_order="left"))
     return dataset, rejects.sort("job_id")
+
+
+# ------------------------------------------------------------------------------------------------ outputs
+
+
+def rejects_path(output: Path) -> Path:
+    """Where a build's rejects go: ``<stem>.rejects.parquet`` next to the dataset ``output``."""
+    return output.with_name(output.stem + ".rejects.parquet")
+
+
+def lock_output(output: Path) -> FolderLock:
+    """The held lock of the build writing ``output`` (one build per output at a time; another one is refused at
+    once with an :class:`OSError` naming this process); holding it, the temporaries a killed build of ``output``
+    left are removed. Per output, not per folder: builds of other files in the same folder do not conflict.
+    Release it with :meth:`FolderLock.release` (or let the process end)."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    lock = FolderLock(output.parent, f"the dataset output {output}", name=f".{output.name}.lock").acquire()
+    clean_temporaries_of([output, rejects_path(output)])
+    return lock
+
+
+def write_outputs(dataset: pl.DataFrame, rejects: pl.DataFrame, output: Path) -> Path:
+    """Write the dataset to ``output`` and the rejects next to it (:func:`rejects_path`, returned), each to a
+    temporary file renamed over the target once complete: a kill never leaves a partial or empty file under a
+    final name, and a previous build stays whole until the new one is written."""
+    output = Path(output)
+    rejects_file = rejects_path(output)
+    with atomic_path(output, keep_suffix=True) as data_tmp, atomic_path(rejects_file, keep_suffix=True) as rej_tmp:
+        dataset.write_parquet(data_tmp)
+        rejects.write_parquet(rej_tmp)
+    return rejects_file

@@ -11,7 +11,6 @@ and ``REPORT.html`` (:mod:`wattsched.reproduce.report`).
 from __future__ import annotations
 
 import importlib
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from wattsched.core.stopping import stop_children
 from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue
 from wattsched.reproduce.report import write_report
 
@@ -129,15 +129,7 @@ def prepare_output(out: Path) -> None:
 def stop_workers(timeout: float = 5.0) -> int:
     """End the worker processes this process started (``multiprocessing`` children: the local process pools of
     a build or a campaign), so an interrupted reproduction leaves none behind. Returns how many were running."""
-    children = multiprocessing.active_children()
-    for child in children:
-        child.terminate()
-    for child in children:
-        child.join(timeout)
-        if child.is_alive():
-            child.kill()
-            child.join(timeout)
-    return len(children)
+    return stop_children(timeout)
 
 
 def check_complete(paper: str, results: list[ClaimResult]) -> None:

@@ -1,0 +1,299 @@
+"""Stopping cleanly, in one place for every long command (campaigns, dataset builds, reproductions, grids):
+
+- :func:`sigterm_as_interrupt`: SIGTERM (a batch system's or ``kill``'s stop) behaves as Ctrl-C, i.e. raises
+  :class:`KeyboardInterrupt` where the program is, so the same ``except``/``finally`` blocks end the workers and
+  keep the finished work; a second signal while stopping ends the process at once (workers killed first).
+- :func:`worker_init`: what every local worker process runs first. It ignores SIGINT (a Ctrl-C in a terminal
+  reaches the whole process group; the parent ends its workers itself, so they print no traceback) and watches
+  its parent: when the parent dies, even by ``kill -9``, the worker exits instead of computing on.
+- :func:`stop_children`: end this process's ``multiprocessing`` children now.
+- :func:`compiled_section`: around a compiled (numba) kernel, which runs no Python signal handler until it
+  returns (a conservative pass on RICC runs for minutes), Ctrl-C and SIGTERM end the process at once through a
+  C-level handler, with one line; enabled by the CLI only (:func:`enable_stop_in_compiled_code`).
+- :class:`FolderLock`: one writer per campaign folder or dataset output, the holder's pid named in the refusal;
+  :func:`clean_temporaries` removes what killed writers left, called by the lock holder only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+#: Exit code of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention).
+INTERRUPTED_EXIT = 130
+#: How often a worker checks that its parent is alive when the kernel cannot tell it (not Linux), in seconds.
+PARENT_POLL_S = 1.0
+#: The name of a folder's lock file (kept after release: deleting it would let two processes lock two files).
+LOCK_NAME = ".wattsched.lock"
+
+_stopping = False
+#: An atomic write's temporary: ``.NAME.PID.tmp`` or ``.STEM.PID.tmp.SUFFIX`` (see ``core.store.atomic_path``).
+_TEMPORARY = re.compile(r"^\..+\.\d+\.tmp(\.[^.]+)?$")
+
+
+# ---------------------------------------------------------------------------------------------- signals
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    """First Ctrl-C or SIGTERM: raise :class:`KeyboardInterrupt` (the program stops through its handlers). A
+    second one while stopping: kill the workers and exit with 130 now (a stop that hangs can still be forced)."""
+    global _stopping
+    if _stopping:
+        stop_children(timeout=0.0, force=True)
+        os.write(2, b"interrupted again: workers killed, stopped at once\n")
+        os._exit(INTERRUPTED_EXIT)
+    _stopping = True
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGINT raise :class:`KeyboardInterrupt` once, and a second signal forces the
+    exit; the previous handlers come back after. Outside the main thread (where Python cannot handle signals),
+    nothing changes. Nested blocks are harmless."""
+    global _stopping
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in previous:
+        signal.signal(s, _on_signal)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        if previous[signal.SIGINT] is not _on_signal:  # the outermost block: a later stop starts afresh
+            _stopping = False
+
+
+def stop_children(timeout: float = 5.0, *, force: bool = False) -> int:
+    """End this process's ``multiprocessing`` children (the workers of local process pools): SIGTERM, then SIGKILL
+    after ``timeout`` (at once with ``force``). Returns how many were running."""
+    children = multiprocessing.active_children()
+    for child in children:
+        (child.kill if force else child.terminate)()
+    for child in children:
+        child.join(timeout)
+        if child.is_alive():
+            child.kill()
+            child.join(timeout)
+    return len(children)
+
+
+# ---------------------------------------------------------------------------------------------- workers
+
+
+def worker_init(parent_pid: int) -> None:
+    """Run first in every local worker process (a pool's ``initializer``): ignore SIGINT and exit when the
+    parent ``parent_pid`` dies. On Linux the kernel sends SIGKILL on the parent's death (``PR_SET_PDEATHSIG``);
+    everywhere a daemon thread also polls ``os.getppid()`` (the portable way, and it covers a parent that died
+    before the request was made)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _request_parent_death_signal()
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), name="wattsched-parent-watch", daemon=True).start()
+
+
+def _request_parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent_pid:  # re-parented: the parent is gone
+            os._exit(1)
+
+
+# ---------------------------------------------------------------------------------------------- folders
+
+
+class FolderBusyError(OSError):
+    """Another live process holds the lock of a campaign folder or dataset output."""
+
+
+class FolderLock:
+    """An exclusive, non-blocking lock on ``folder`` (its file ``name`` inside), held until :meth:`release`
+    or the process ends (the kernel drops it even after ``kill -9``, so a lock is never stale).
+
+    ``fcntl.flock`` rather than the ``filelock`` package: ``filelock`` truncates the lock file on every attempt,
+    so a refused process would erase the holder's pid, which the refusal must name; ``flock`` is what
+    ``filelock`` uses on POSIX anyway. Windows has no ``fcntl``: there the lock is not taken (a warning says so)."""
+
+    def __init__(self, folder: Path, what: str, name: str = LOCK_NAME) -> None:
+        self.path = Path(folder) / name
+        self.what = what
+        self._fd: int | None = None
+
+    def acquire(self) -> FolderLock:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX
+            import warnings
+
+            warnings.warn(f"no file locking on this platform: {self.what} is not protected", stacklevel=2)
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise FolderBusyError(
+                f"{self.what} is in use by process {holder} (lock {self.path}); wait for it to finish or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the flock
+            self._fd = None
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+def is_temporary(path: Path) -> bool:
+    """Whether ``path`` is an atomic write's temporary (``.NAME.PID.tmp[SUFFIX]``, see
+    :func:`wattsched.core.store.atomic_path`)."""
+    return _TEMPORARY.match(path.name) is not None
+
+
+def clean_temporaries(folder: Path, prefix: str = ".") -> int:
+    """Remove the temporaries of killed writers under ``folder`` (recursively) whose name starts with ``prefix``;
+    returns how many. Only the lock holder may call it: then no live process is writing them."""
+    removed = 0
+    folder = Path(folder)
+    if not folder.is_dir():
+        return 0
+    for path in folder.rglob(f"{prefix}*"):
+        if path.is_file() and is_temporary(path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+    return removed
+
+
+def clean_temporaries_of(targets: list[Path]) -> int:
+    """Remove the temporaries of killed writers of the files ``targets`` only (next to each; other files' and
+    folders' are left alone); returns how many. Only the holder of the targets' lock may call it."""
+    removed = 0
+    for target in targets:
+        target = Path(target)
+        name, stem, suffix = (re.escape(x) for x in (target.name, target.stem, target.suffix))
+        # atomic_path's two forms: .NAME.PID.tmp, and .STEM.PID.tmp.SUFFIX (keep_suffix)
+        own = re.compile(rf"^\.(?:{name}\.\d+\.tmp|{stem}\.\d+\.tmp{suffix})$")
+        if not target.parent.is_dir():
+            continue
+        for path in target.parent.glob(".*.tmp*"):
+            if path.is_file() and own.match(path.name):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    removed += 1
+    return removed
+
+
+# ------------------------------------------------------------------------------ compiled code
+
+#: Set by the CLI's root app: library users keep Python's own signal handling.
+_stop_in_compiled_code = False
+_c_handler_address: int | None = None
+#: What the C-level handler writes before it exits (fixed: the handler cannot build a message).
+COMPILED_STOP_MESSAGE = (
+    b"interrupted: stopped at once inside a compiled simulation (Ctrl-C or SIGTERM); finished runs are kept, "
+    b"the unfinished one wrote nothing\n"
+)
+
+
+def enable_stop_in_compiled_code() -> None:
+    """Let :func:`compiled_section` install its C-level handler (the CLI calls this once at start)."""
+    global _stop_in_compiled_code
+    _stop_in_compiled_code = True
+
+
+def _compiled_handler() -> int:
+    """The address of a numba ``cfunc`` signal handler that writes :data:`COMPILED_STOP_MESSAGE` and calls
+    ``_exit(130)``. Compiled on first use: a Python handler cannot run while compiled code holds the interpreter,
+    and a ctypes callback would wait for it; a cfunc needs neither. Its writes go through libc directly."""
+    global _c_handler_address
+    if _c_handler_address is None:
+        import numpy as np
+        from numba import cfunc, types
+
+        libc = ctypes.CDLL(None)
+        c_write = libc.write
+        c_write.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
+        c_write.restype = ctypes.c_ssize_t
+        c_exit = libc._exit
+        c_exit.argtypes = (ctypes.c_int,)
+        c_exit.restype = None
+        message = np.frombuffer(COMPILED_STOP_MESSAGE, dtype=np.uint8).copy()
+        _keep.append(message)  # the handler reads this buffer by address: it must live as long as the process
+        address, length = message.ctypes.data, message.size
+
+        @cfunc(types.void(types.int32))
+        def handler(signum):  # type: ignore[no-untyped-def]  # numba compiles it; runs in signal context
+            c_write(2, address, length)
+            c_exit(INTERRUPTED_EXIT)
+
+        _keep.append(handler)
+        _c_handler_address = int(handler.address)
+    return _c_handler_address
+
+
+_keep: list[Any] = []
+
+
+@contextlib.contextmanager
+def compiled_section() -> Iterator[None]:
+    """Within the block (a compiled kernel's call), Ctrl-C and SIGTERM end the process at once with one line and
+    exit code 130; Python's handlers come back after. Nothing is lost that a normal stop would keep: results are
+    written atomically after their run, a campaign's lock dies with the process, its workers follow their parent
+    (:func:`worker_init`) and the next runner cleans the temporaries. A no-op unless the CLI enabled it, outside
+    the main thread, in a worker (SIGINT ignored) and where libc's ``signal`` is not at hand."""
+    if (
+        not _stop_in_compiled_code
+        or threading.current_thread() is not threading.main_thread()
+        or not sys.platform.startswith("linux")
+        or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    ):
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    libc = ctypes.CDLL(None)
+    libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
+    libc.signal.restype = ctypes.c_void_p
+    address = _compiled_handler()
+    for s in previous:
+        libc.signal(int(s), address)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
