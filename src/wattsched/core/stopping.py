@@ -270,15 +270,23 @@ def _compiled_handler() -> int:
 _keep: list[Any] = []
 
 
+#: Workloads from this many jobs on get the C-level handler of :func:`compiled_section`. Its numba cfunc takes
+#: 0.15-0.5 s to compile (measured; it cannot be cached: it calls libc through ctypes), which a short run must not
+#: pay; below this size even conservative backfilling returns to Python within seconds.
+COMPILED_STOP_MIN_JOBS = 20_000
+
+
 @contextlib.contextmanager
-def compiled_section() -> Iterator[None]:
+def compiled_section(jobs: int) -> Iterator[None]:
     """Within the block (a compiled kernel's call), Ctrl-C and SIGTERM end the process at once with one line and
     exit code 130; Python's handlers come back after. Nothing is lost that a normal stop would keep: results are
     written atomically after their run, a campaign's lock dies with the process, its workers follow their parent
     (:func:`worker_init`) and the next runner cleans the temporaries. A no-op unless the CLI enabled it, outside
-    the main thread, in a worker (SIGINT ignored) and where libc's ``signal`` is not at hand."""
+    the main thread, in a worker (SIGINT ignored), where libc's ``signal`` is not at hand, and for workloads of
+    fewer than :data:`COMPILED_STOP_MIN_JOBS` jobs."""
     if (
         not _stop_in_compiled_code
+        or jobs < COMPILED_STOP_MIN_JOBS
         or threading.current_thread() is not threading.main_thread()
         or not sys.platform.startswith("linux")
         or signal.getsignal(signal.SIGINT) is signal.SIG_IGN

@@ -230,7 +230,7 @@ def simulate(
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
     target = min(n, step)
     while True:
-        with compiled_section():  # Ctrl-C stops a long pass at once under the CLI (core/stopping.py)
+        with compiled_section(n):  # Ctrl-C stops a long pass at once under the CLI (core/stopping.py)
             done = run_kernel(
                 pol.backfill,
                 submit,
