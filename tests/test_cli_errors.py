@@ -181,3 +181,15 @@ def test_renamed_options_still_work_with_a_warning(tmp_path) -> None:
     assert result.exit_code != 0 and "j.parquet" in result.stderr  # then the missing file, named
     result = runner.invoke(app, ["dataset", "build", "--telemetry", str(tmp_path), "--output", "o"])
     assert result.exit_code == 2 and result.stderr.startswith("error: missing option --job-table")
+
+
+def test_an_ignored_workers_option_of_reproduce_warns(monkeypatch, tmp_path) -> None:
+    # paper 004's reproduction runs in one process: --workers would be silently ignored
+    def stop(*args, **kwargs):
+        raise ValueError("stopped by the test before running")
+
+    monkeypatch.setattr("wattsched.reproduce.runner.reproduce", stop)
+    result = runner.invoke(app, ["reproduce", "004", "--workers", "2", "--output", str(tmp_path / "r")])
+    assert "warning: --workers is ignored: paper 004's reproduction runs in one process" in result.stderr
+    result = runner.invoke(app, ["reproduce", "003", "--workers", "2", "--output", str(tmp_path / "r")])
+    assert "--workers is ignored" not in result.stderr

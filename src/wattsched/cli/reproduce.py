@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wattsched.cli.choices import complete_paper
-from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track
+from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track, warn
 from wattsched.cli.interrupt import exit_interrupted
 from wattsched.core.schema import WorkloadError
 
@@ -40,7 +40,7 @@ def reproduce(
     """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
     setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
     # deferred: a reproduction loads every study, the engine and the figures; `wattsched --help` should not
-    from wattsched.reproduce.claims import PAPERS
+    from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
     from wattsched.reproduce.claims import claim as claim_of
     from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
     from wattsched.reproduce.runner import reproduce as run_reproduction
@@ -53,6 +53,8 @@ def reproduce(
         fail(f"paper must be one of {', '.join(PAPERS)}, got {given!r}")
     out = output or Path(f"reproduce-{paper}{'-quick' if quick else ''}")
     seed_list = tuple(range(seed, seed + seeds))
+    if workers is not None and paper in SERIAL_PAPERS:
+        warn(f"--workers is ignored: paper {paper}'s reproduction runs in one process")
     command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
 
     started = time.perf_counter()

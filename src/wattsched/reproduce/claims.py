@@ -25,6 +25,9 @@ Verdict = Literal["holds", "differs", "not checkable"]
 VERDICTS: tuple[Verdict, ...] = ("holds", "differs", "not checkable")
 KINDS = ("exact", "number", "order", "data")
 PAPERS = ("000", "001", "002", "003", "004")
+#: Papers whose reproduction runs in one process (``reproduce/paper004.py`` takes no workers: its RMAP grid is
+#: seconds long), so that the CLI warns that ``--workers`` is ignored for them.
+SERIAL_PAPERS = ("004",)
 
 #: Relative half-width of the band in which a ``number`` claim holds (see the module docstring).
 REL_TOLERANCE = 0.25
