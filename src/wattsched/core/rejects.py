@@ -49,9 +49,13 @@ def rejects_by_reason(rejects: pl.DataFrame, examples: int = MAX_EXAMPLES) -> pl
     if rejects.is_empty():
         return pl.DataFrame(schema={"reason": pl.Utf8, "count": pl.UInt32, "where": pl.List(pl.Utf8)})
     several = rejects["source"].n_unique() > 1
-    where = pl.when(pl.col("line").is_not_null()).then(pl.col("line").cast(pl.Utf8))
-    where = where.when(pl.col("job_id").is_not_null()).then(pl.format("job {}", pl.col("job_id")))
-    where = where.otherwise(pl.lit("?"))
+    where: pl.Expr = (
+        pl.when(pl.col("line").is_not_null())
+        .then(pl.col("line").cast(pl.Utf8))
+        .when(pl.col("job_id").is_not_null())
+        .then(pl.format("job {}", pl.col("job_id")))
+        .otherwise(pl.lit("?"))
+    )
     if several:
         where = pl.format("{}:{}", pl.col("source").fill_null("?"), where)
     return (

@@ -258,12 +258,15 @@ def _compiled_handler() -> int:
         address, length = message.ctypes.data, message.size
 
         @cfunc(types.void(types.int32))
-        def handler(signum):  # type: ignore[no-untyped-def]  # numba compiles it; runs in signal context
+        def handler(signum: int) -> None:  # numba compiles it; it runs in signal context
             c_write(2, address, length)
             c_exit(INTERRUPTED_EXIT)
 
         _keep.append(handler)
-        _c_handler_address = int(handler.address)
+        compiled = handler.address
+        if compiled is None:  # numba gives the address of every compiled cfunc; this is for the type checker
+            raise RuntimeError("numba gave no address for the signal handler")
+        _c_handler_address = int(compiled)
     return _c_handler_address
 
 
