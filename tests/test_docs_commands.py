@@ -40,6 +40,7 @@ import resource
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -73,7 +74,8 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"{self.page.relative_to(REPO_ROOT)}:{self.line}"
+        page = self.page.relative_to(REPO_ROOT) if self.page.is_relative_to(REPO_ROOT) else self.page.name
+        return f"{page}:{self.line}"
 
     @property
     def prompts(self) -> bool:
@@ -123,7 +125,8 @@ def extract_blocks(page: Path) -> list[Block]:
             markers[key] = arg
             j = start - 1
         prose = "\n".join(lines[max(0, j - 4) : j + 1])
-        block = Block(page, i + 1, opening.group("info").lower(), "\n".join(lines[i + 1 : end]), prose, markers)
+        text = textwrap.dedent("\n".join(lines[i + 1 : end]))  # a block inside a list item is indented
+        block = Block(page, i + 1, opening.group("info").lower(), text, prose, markers)
         if block.kind is not None:
             blocks.append(block)
         i = end + 1
@@ -222,9 +225,8 @@ def _python_source(block: Block) -> str:
     return "\n".join(b.text for b in before) + "\n" + block.text
 
 
-def _replaced(block: Block) -> str:
-    """The block's text with its ``replace`` pairs applied; each pair must match (else the marker is stale)."""
-    text = block.text
+def _replaced(block: Block, text: str) -> str:
+    """``text`` with the block's ``replace`` pairs applied; each pair must match (else the marker is stale)."""
     pairs = shlex.split(block.markers.get("replace", ""))
     assert len(pairs) % 2 == 0, f"{block.id}: `replace` takes pairs of strings"
     for old, new in zip(pairs[::2], pairs[1::2], strict=True):
@@ -249,16 +251,14 @@ def run_block(block: Block, cwd: Path) -> None:
         done = _run([sys.executable, "-c", check, block.markers["spec"]], cwd)
         assert done.returncode == 0, f"{block.id}: the campaign spec does not validate:\n{done.stdout}{done.stderr}"
         return
-    script = block.markers.get("quick") or _replaced(block)
+    script = block.markers.get("quick") or _replaced(block, block.text)
     if block.kind == "shell" and block.prompts and "quick" not in block.markers:
         _console(block, cwd)
     elif block.kind == "shell":
         done = _run(["bash", "-e", "-o", "pipefail", "-c", script], cwd)
         assert done.returncode == 0, f"{block.id} exited {done.returncode}:\n{script}\n{done.stdout}{done.stderr}"
     elif block.kind == "python":
-        source = block.markers.get("quick") or _python_source(block)
-        for old, new in zip(*[iter(shlex.split(block.markers.get("replace", "")))] * 2, strict=True):
-            source = source.replace(old, new)
+        source = block.markers.get("quick") or _replaced(block, _python_source(block))
         done = _run([sys.executable, "-"], cwd, stdin=source)
         assert done.returncode == 0, f"{block.id}: the python block failed:\n{done.stdout}{done.stderr}"
 
@@ -322,7 +322,12 @@ def test_extraction_finds_shell_data_and_python_blocks(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     found = extract_blocks(page)
-    assert [(b.line, b.kind) for b in found] == [(4, "data"), (17, "shell"), (20, "shell"), (24, "python")]
+    assert [(b.line, b.kind) for b in found] == [(4, "data"), (16, "shell"), (19, "shell"), (23, "python")]
     assert found[0].markers == {"file": "a.toml"}
     assert found[1].markers == {"quick": "echo quick", "slow": ""}
     assert found[2].prompts
+    quick = Block(page, 1, "bash", "run --jobs 20000", "", {"replace": '"--jobs 20000" "--jobs 20"'})
+    assert _replaced(quick, quick.text) == "run --jobs 20"
+    stale = Block(page, 1, "bash", "run --jobs 500", "", {"replace": '"--jobs 20000" "--jobs 20"'})
+    with pytest.raises(AssertionError, match="no longer holds"):
+        _replaced(stale, stale.text)
