@@ -49,7 +49,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, SHARED_DATA
+from conftest import REPO_ROOT, SHARED_DATA, require_data
 
 PAGES = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
 SHELL_LANGS = {"bash", "sh", "shell", "console", "shell-session"}
@@ -280,8 +280,7 @@ def _runs_in_order(block: Block) -> bool:
 def test_documented_block_runs_as_printed(block: Block, pages: Pages) -> None:
     if "skip" in block.markers:
         pytest.skip(f"{block.id}: {block.markers['skip'] or 'no reason given'}")
-    if not SHARED_DATA.exists():
-        pytest.skip(f"shared data {SHARED_DATA} is missing")
+    require_data("")  # the printed commands read ../shared/data: fail under CI=true when it is missing
     cwd = pages.workdir(block.page)
     same_page = [b for b in BLOCKS if b.page == block.page]
     index = same_page.index(block)
