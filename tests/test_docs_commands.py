@@ -163,8 +163,11 @@ class Pages:
             repo = root / "repo"
             repo.mkdir()
             for entry in REPO_ROOT.iterdir():
-                if entry.name not in {".git", "site"} and not entry.name.startswith(".pytest"):
+                if entry.name not in {".git", ".venv", "site"} and not entry.name.startswith(".pytest"):
                     (repo / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
+            # .venv/bin/... as printed: the environment running the tests (the repository's .venv under make)
+            venv = Path(sys.prefix) if sys.prefix != sys.base_prefix else REPO_ROOT / ".venv"
+            (repo / ".venv").symlink_to(venv.resolve(), target_is_directory=True)
             for block in BLOCKS:  # the files the page asks to save exist before its commands run (shown after them)
                 if block.page == page and "file" in block.markers and "skip" not in block.markers:
                     (repo / block.markers["file"]).write_text(block.text + "\n", encoding="utf-8")
