@@ -1,7 +1,8 @@
 """Every command that README.md and docs/*.md print runs, exactly as printed (issue 16, deliverable 3).
 
 A reader follows a page top to bottom, so the blocks of one page run in document order in one working directory: a
-temporary copy of the repository's layout (its top-level entries linked, ``.venv`` included) beside a ``shared/data``
+temporary copy of the repository's layout (its top-level entries linked; ``.venv``: the environment running the
+tests) beside a ``shared/data``
 link to the shared data, so that ``.venv/bin/wattsched`` and ``../shared/data/...`` resolve as printed from the
 repository root. The code under test is this checkout's ``src`` (``PYTHONPATH``), whatever the venv was installed
 from. A block selected alone (``-k``) first runs the blocks above it on its page.
@@ -21,7 +22,7 @@ What is checked, per fenced block (test id ``page:line`` of the opening fence):
   ``<!-- docs-test: quick ... -->``    the block is long: the lines after ``quick`` run instead (its quick variant);
                                        the page must state the block's run time (checked)
   ``<!-- docs-test: replace "A" "B" ... -->`` the block runs with A replaced by B (and so on, pairs): a smaller
-                                       size in the test, the command otherwise as printed
+                                       size in the test, the command otherwise as printed; run time stated (checked)
   ``<!-- docs-test: slow -->``         over ~10 s: only in the slow set (``-m slow``); run time stated (checked)
   ``<!-- docs-test: continue -->``     a python block that continues the page's previous python blocks
   ``<!-- docs-test: skip REASON -->``  not run: only for what CI lacks (a download, a Slurm cluster, ``make``);
@@ -333,3 +334,16 @@ def test_extraction_finds_shell_data_and_python_blocks(tmp_path: Path) -> None:
     stale = Block(page, 1, "bash", "run --jobs 500", "", {"replace": '"--jobs 20000" "--jobs 20"'})
     with pytest.raises(AssertionError, match="no longer holds"):
         _replaced(stale, stale.text)
+
+
+def test_console_blocks_run_their_prompts_and_match_the_output_loosely(tmp_path: Path) -> None:
+    """Numbers and spacing may differ from the printed output; words may not; a failing command fails the block."""
+    page = tmp_path / "page.md"
+    matching = Block(page, 1, "console", "$ echo 'wrote  1,234 jobs in 0.5 s'\nwrote 99 jobs in 7 s\n...", "")
+    run_block(matching, tmp_path)
+    other = Block(page, 1, "console", "$ echo 'wrote 3 jobs'\nread 3 jobs", "")
+    with pytest.raises(AssertionError, match="did not print"):
+        run_block(other, tmp_path)
+    failing = Block(page, 1, "console", "$ false", "")
+    with pytest.raises(AssertionError, match="exited 1"):
+        run_block(failing, tmp_path)
