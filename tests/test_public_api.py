@@ -56,13 +56,18 @@ def test_import_wattsched_stays_cheap() -> None:
 
 
 def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's Python blocks, in order, on a small generated ``log.swf`` (128 processors)."""
+    """The README's Python blocks, in order, with a small generated trace (128 processors) in place of the KTH
+    trace they read as ``../shared/data/swf/KTH-SP2/log.swf`` (tests/test_docs_commands.py runs them on the real
+    one)."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
     assert blocks and "from wattsched import" in blocks[0]
-    monkeypatch.chdir(tmp_path)
-    save_workload(generate_lublin(200, 128, seed=0), tmp_path / "log.swf")
+    swf = tmp_path / "shared" / "data" / "swf" / "KTH-SP2" / "log.swf"
+    swf.parent.mkdir(parents=True)
+    save_workload(generate_lublin(200, 128, seed=0), swf)
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)
-    assert (tmp_path / "out" / "jobs.parquet").exists()
+    assert (tmp_path / "repo" / "out" / "jobs.parquet").exists()
     assert namespace["result"].schedule.height == 200  # type: ignore[attr-defined]
