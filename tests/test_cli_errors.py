@@ -175,11 +175,20 @@ def test_a_python_policy_returning_positions_as_numpy_integers_runs() -> None:
 def test_renamed_options_still_work_with_a_warning(tmp_path) -> None:
     result = runner.invoke(
         app,
-        ["dataset", "build", "--jobs", str(tmp_path / "j.parquet"), "--telemetry", str(tmp_path), "--output", "o"],
+        [
+            "dataset",
+            "build",
+            "--jobs",
+            str(tmp_path / "j.parquet"),
+            "--telemetry",
+            str(tmp_path),
+            "--output",
+            str(tmp_path / "o"),
+        ],
     )
     assert "warning: --jobs is deprecated; use --job-table" in result.stderr
     assert result.exit_code != 0 and "j.parquet" in result.stderr  # then the missing file, named
-    result = runner.invoke(app, ["dataset", "build", "--telemetry", str(tmp_path), "--output", "o"])
+    result = runner.invoke(app, ["dataset", "build", "--telemetry", str(tmp_path), "--output", str(tmp_path / "o")])
     assert result.exit_code == 2 and result.stderr.startswith("error: missing option --job-table")
 
 

@@ -10,6 +10,7 @@ naming the file and the key.
 from __future__ import annotations
 
 import inspect
+import os
 import tomllib
 import typing
 from collections.abc import Callable
@@ -96,9 +97,11 @@ def read_config(path: Path, command: Callable[..., Any]) -> dict[str, Any]:
 
 def _click_value(value: Any, base: Path) -> Any:
     """A validated value as click takes a default; a relative path is taken relative to the config file, as
-    campaign specs do, so a config file works from any directory."""
+    campaign specs do, so a config file works from any directory. The join is normalised as written
+    (``examples/../out``, ``out``): the system would resolve ``..`` after a symlinked folder in the symlink's
+    target, i.e. outside the folder the user sees."""
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Path):
-        return str(value if value.is_absolute() else base / value)
+        return str(value if value.is_absolute() else os.path.normpath(base / value))
     return value
