@@ -32,3 +32,43 @@ def require_data(relative: str) -> Path:
 def shared_data() -> Path:
     """The ../shared/data directory itself (same fail/skip rule)."""
     return require_data("")
+
+
+# --------------------------------------------------------------------- the checkout stays clean
+# A test writes under tmp_path, never into the repository: a relative --output, or a path through a symlinked
+# folder's "..", once left run folders and lock files in the checkout (and a `git add -A` committed them).
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _untracked() -> set[str] | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(_REPO), "ls-files", "--others", "--exclude-standard"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None  # not a git checkout (an sdist): nothing to compare
+    return set(done.stdout.splitlines())
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_UNTRACKED] = _untracked()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_UNTRACKED, None)
+    after = _untracked()
+    if before is None or after is None:
+        return
+    new = sorted(after - before)
+    if new:
+        shown = ", ".join(new[:10]) + (f" and {len(new) - 10} more" if len(new) > 10 else "")
+        print(f"\nerror: the tests left files in the checkout: {shown}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_UNTRACKED = pytest.StashKey[set[str] | None]()
