@@ -250,12 +250,28 @@ def telemetry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def long_telemetry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """12 days of 24 nodes: 2,142 windows at --memory-gb 0.00002, about 10 s of build on two idle cores (the
+    small fixture's 278 windows took 3 s idle, too short to be sure a stop lands during the build)."""
+    folder = tmp_path_factory.mktemp("long-telemetry")
+    made = CliRunner().invoke(
+        app,
+        [
+            *("generate", "telemetry", "--output", str(folder), "--jobs", "1500", "--nodes", "24", "--days", "12"),
+            *("--outages", "2", "--seed", "4"),
+        ],
+    )
+    assert made.exit_code == 0, made.output
+    return folder
+
+
 def _build_args(folder: Path, output: Path, memory_gb: str = "0.01") -> list[str]:
     jobs, telemetry = str(folder / "jobs.parquet"), str(folder / "telemetry")
     return [
         "dataset",
         "build",
-        "--jobs",
+        "--job-table",
         jobs,
         "--telemetry",
         telemetry,
@@ -267,15 +283,15 @@ def _build_args(folder: Path, output: Path, memory_gb: str = "0.01") -> list[str
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_dataset_build_and_keeps_the_previous_build(tmp_path: Path, telemetry: Path) -> None:
+def test_sigterm_stops_a_dataset_build_and_keeps_the_previous_build(tmp_path: Path, long_telemetry: Path) -> None:
     output = tmp_path / "ds.parquet"
-    built = CliRunner().invoke(app, _build_args(telemetry, output))
+    built = CliRunner().invoke(app, _build_args(long_telemetry, output))
     assert built.exit_code == 0, built.output
     before = (output.read_bytes(), rejects_path(output).read_bytes())
-    # thousands of tiny windows on two workers: half a minute or more, stopped after a few seconds
-    proc = _start(*_build_args(telemetry, output, memory_gb="0.00002"), "--workers", "2")
+    # thousands of tiny windows on two workers (about 10 s idle, longer under load), stopped as soon as they run
+    proc = _start(*_build_args(long_telemetry, output, memory_gb="0.00002"), "--workers", "2")
     _wait_for(lambda: len(_descendants(proc.pid)) >= 2, proc, "the build's workers", timeout=120)
-    time.sleep(2)
+    time.sleep(0.5)
     workers = _descendants(proc.pid)
     assert proc.poll() is None, "the build ended before it could be stopped"
     proc.send_signal(signal.SIGTERM)
