@@ -18,7 +18,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 
 from wattsched.cli.common import fail
@@ -47,14 +46,14 @@ def config_keys(command: Callable[..., Any]) -> dict[str, tuple[str, Any]]:
     return keys
 
 
-Callback = Callable[[click.Context, click.Parameter, Path | None], Path | None]
+Callback = Callable[[typer.Context, typer.CallbackParam, Path | None], Path | None]
 
 
 def config_callback(command: Callable[..., Any]) -> Callback:
     """The callback of an eager ``--config`` option of ``command``: reads the TOML file, validates it against
     the command's options and sets the values as the command's defaults."""
 
-    def callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    def callback(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
         if value is None:
             return None
         ctx.default_map = {**(ctx.default_map or {}), **read_config(value, command)}

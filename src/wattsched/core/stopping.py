@@ -253,7 +253,9 @@ def _compiled_handler() -> int:
         c_exit = libc._exit
         c_exit.argtypes = (ctypes.c_int,)
         c_exit.restype = None
-        message = np.frombuffer(COMPILED_STOP_MESSAGE, dtype=np.uint8).copy()
+        # on a terminal, first clear the progress bar's line and show the cursor it hid (no cleanup code runs)
+        prefix = b"\r\x1b[2K\x1b[?25h" if os.isatty(2) else b""
+        message = np.frombuffer(prefix + COMPILED_STOP_MESSAGE, dtype=np.uint8).copy()
         _keep.append(message)  # the handler reads this buffer by address: it must live as long as the process
         address, length = message.ctypes.data, message.size
 
