@@ -77,3 +77,19 @@ def test_csv_format_writes_every_table_as_csv(tmp_path: Path) -> None:
     ]
     rejects = pl.read_csv(out / "rejects.csv")
     assert rejects.height == 1 and rejects["field"].to_list() == ["runtime"]
+
+
+def test_a_power_check_given_to_a_queue_policy_is_ignored_with_a_warning(tmp_path: Path) -> None:
+    workload = tmp_path / "jobs.csv"
+    workload.write_text(JOBS)
+    args = ["simulate", "--workload", str(workload), "--platform", "marconi100", "--cap", "0.5"]
+    result = runner.invoke(
+        app, [*args, "--policy", "easy", "--power-check", "gaussian99", "--output", str(tmp_path / "a")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: --power-check gaussian99 is ignored: easy does not check power" in result.output
+    quiet = runner.invoke(
+        app, [*args, "--policy", "easy-pc", "--power-check", "gaussian99", "--output", str(tmp_path / "b")]
+    )
+    assert quiet.exit_code == 0, quiet.output
+    assert "is ignored" not in quiet.output

@@ -37,6 +37,7 @@ from wattsched.cli.common import (
     parse_window,
     progress_bar,
     report_rejects,
+    warn,
     warn_ignored_timezone,
 )
 from wattsched.cli.config import config_callback
@@ -224,6 +225,12 @@ def simulate(
         if power is None and policy in POLICIES and policy not in CORE_POLICIES:
             # without a power setup a power-aware policy would silently run as its queue policy
             fail(f"--policy {policy} checks power: give --platform, --power-check and --cap (or --cap-file)")
+        if power is not None and policy in CORE_POLICIES and (power_check or "none").lower() != "none":
+            # a queue policy never asks the check: say so rather than let the run look power-aware
+            warn(
+                f"--power-check {power_check} is ignored: {policy} does not check power (the power and the cap are "
+                "still measured); use a power-aware policy such as easy-pc"
+            )
         simulate_it = partial(
             run_policy,
             read,
