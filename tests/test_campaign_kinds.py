@@ -236,3 +236,15 @@ def test_the_campaign_files_of_each_kind_in_the_docs_validate(tmp_path: Path) ->
         path.write_text(block.replace("../shared/data", str(SHARED_DATA)))
         kinds.add(load_experiment(path).kind)
     assert kinds == set(KINDS)
+
+
+def test_executor_options_that_mean_nothing_are_ignored_with_a_warning(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    spec = _spec_file(tmp_path, "queue")
+    args = ["campaign", "run", str(spec), "--output", str(tmp_path / "q"), "--workers", "1"]
+    result = CliRunner().invoke(app, [*args, "--address", "tcp://127.0.0.1:1"])
+    assert result.exit_code == 0, result.output
+    assert "warning: --address is ignored: it names a Dask scheduler and the executor is local" in result.stderr

@@ -12,7 +12,7 @@ from rich.progress import TextColumn
 from rich.table import Table
 
 from wattsched.cli.choices import Aggregate, Executor
-from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar
+from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar, warn
 from wattsched.cli.interrupt import exit_interrupted
 from wattsched.core.schema import WorkloadError
 from wattsched.core.store import CampaignError
@@ -24,8 +24,19 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Run grids of simulations (campaigns), resumable, locally or on Dask.", no_args_is_help=True)
 
 
+def warn_ignored_executor_options(options: dict[str, Any]) -> None:
+    """``--address`` names a Dask scheduler and means nothing to local processes; a remote scheduler's cluster
+    has its own workers, so ``--workers`` means nothing to it: either is ignored, with a warning."""
+    executor, workers, address = options.get("executor"), options.get("workers"), options.get("address")
+    if address is not None and executor != "dask":
+        warn(f"--address is ignored: it names a Dask scheduler and the executor is {executor} (give --executor dask)")
+    if address is not None and executor == "dask" and workers is not None:
+        warn("--workers is ignored: the Dask cluster at --address has its own workers")
+
+
 def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> CampaignRun:
     """Run a campaign with a progress bar; on Ctrl-C or SIGTERM say how far it got and exit with code 130."""
+    warn_ignored_executor_options(options)
     # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
     from wattsched.campaign.runner import CampaignInterrupted, run_experiment
     from wattsched.core.stopping import FolderBusyError
