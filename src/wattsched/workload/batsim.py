@@ -10,8 +10,8 @@ keeps the part after ``!``), ``subtime`` → ``submit_time``, ``walltime`` → `
 run time, as for SWF), ``res`` → ``size``, the ``delay`` of the job's profile → ``runtime``, and the extra fields
 written above back as columns. ``nb_res`` is the workload's declared machine size, as an SWF header's MaxProcs.
 A job whose profile is missing or not a ``delay`` profile (``parallel``, ``parallel_homogeneous``, ``composed``,
-SMPI traces…: their run time depends on the platform model Batsim simulates) is a reject saying so; ``line`` of
-a reject is the job's 1-based position in ``jobs``.
+SMPI traces…: their run time depends on the platform model Batsim simulates) is a reject saying so, as is a
+negative ``subtime`` (Batsim's times start at 0); ``line`` of a reject is the job's 1-based position in ``jobs``.
 """
 
 from __future__ import annotations
@@ -119,6 +119,8 @@ def _parse_job(job: Any, profiles: dict[str, Any]) -> tuple[dict[str, Any] | Non
     subtime, res = _number(job["subtime"]), job["res"]
     if subtime is None:
         return None, ("subtime", f"subtime {job['subtime']!r} is not a number")
+    if subtime < 0:  # Batsim's times are seconds from the simulation's start
+        return None, ("subtime", f"subtime {subtime!r} is negative (Batsim times start at 0)")
     integral = isinstance(res, int | float) and math.isfinite(res) and float(res).is_integer() and abs(res) < 2**63
     if isinstance(res, bool) or not integral:
         return None, ("res", f"res {res!r} is not an integer")
