@@ -55,17 +55,21 @@ def test_llnl_atlas_rejects_by_reason() -> None:
 
 
 def test_every_line_rejected_says_why_not_no_jobs(tmp_path: Path) -> None:
-    path = require_data("eamc/Models/traceD2-2.swf")
+    # every job's run time unknown (-1): nothing to simulate, and the reason is given, not "no jobs"
+    path = tmp_path / "unknown.swf"
+    path.write_text(
+        "; MaxProcs: 8\n" + "".join(f"{k} {k} -1 -1 2 -1 -1 2 100 -1 1 1 -1 -1 -1 -1 -1 -1\n" for k in range(1, 31))
+    )
     with pytest.raises(AllRejectedError) as err:
         load_workload(path)
-    assert err.value.rejects.height == 3000
-    assert "traceD2-2.swf: no usable job, every line was rejected; 3,000 rejected: " in str(err.value)
+    assert err.value.rejects.height == 30
+    assert "unknown.swf: no usable job, every line was rejected; 30 rejected: " in str(err.value)
     result = CliRunner().invoke(
         app, ["simulate", "--workload", str(path), "--policy", "easy", "--output", str(tmp_path / "o")]
     )
     assert result.exit_code != 0
     text = " ".join(result.output.split())
-    assert "every line was rejected; 3,000 rejected:" in text and "no jobs to simulate" not in text
+    assert "every line was rejected; 30 rejected:" in text and "no jobs to simulate" not in text
 
 
 BAD_CSV = """job_id,submit_time,walltime,runtime,size,user_id

@@ -427,3 +427,32 @@ def test_write_requires_canonical_columns(tmp_path: Path) -> None:
     with pytest.raises(WorkloadError, match="size"):
         write_swf(pl.DataFrame({"job_id": [1], "submit_time": [0.0], "walltime": [1.0], "runtime": [1.0]}),
                   tmp_path / "x.swf")  # fmt: skip
+
+
+def test_semicolon_separated_swf_with_text_fields_is_read(tmp_path: Path) -> None:
+    # the EAMC module traces' dialect: ';' between the 18 fields, a user name and a module tag as partition
+    path = tmp_path / "modules.swf"
+    path.write_text(
+        "1;3;-1;950;8;-1;-1;-1;-1;-1;1;tester;-1;-1;1;CM;-1;-1\n"
+        "2;3;-1;950;8;-1;-1;-1;-1;-1;1;tester;-1;-1;1;DAM;-1;-1\n"
+        "3;5;-1;92;0;-1;-1;-1;-1;-1;1;other;-1;-1;0;ESB;-1;-1\n"
+        "4;7;-1;abc;4;-1;-1;-1;-1;-1;1;other;-1;-1;0;CM;-1;-1\n"
+    )
+    read = read_swf(path)
+    assert read.jobs["job_id"].to_list() == [1, 2]
+    assert read.jobs["partition"].to_list() == ["CM", "DAM"] and read.jobs["user_id"].to_list() == [1, 1]
+    assert read.jobs["runtime"].to_list() == [950.0, 950.0]
+    # the other lines are rejects with their line and reason, as in any SWF file
+    assert read.rejects.select("line", "field").rows() == [(3, "size"), (4, "run")]
+    assert any("';'" in c for c in read.provenance.conventions)
+
+
+@pytest.mark.data
+def test_the_eamc_module_trace_is_read() -> None:
+    from conftest import require_data
+
+    read = read_swf(require_data("eamc/Models/traceD2-2.swf"))
+    # 3,000 lines: 80 module parts with 0 processors are rejected (size not positive), the rest are jobs
+    assert read.jobs.height + read.rejects.height == 3000 and read.rejects.height == 80
+    assert set(read.jobs["partition"].unique()) == {"CM", "DAM", "ESB"}
+    assert set(read.rejects["reason"].unique()) == {"job size is not positive"}

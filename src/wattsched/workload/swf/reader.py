@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw
+from wattsched.workload.swf.dialect import is_semicolon_swf, restore_labels, rewrite_semicolon_swf
 from wattsched.workload.swf.fields import STATUS_TO_STATE, SWF_EXTRA, SWF_FIELDS
 from wattsched.workload.swf.header import header_machine_size, header_number, parse_header
 from wattsched.workload.swf.tokenizer import IS_INT, LINE_OK, POW10, parse_line_slow, scan
@@ -72,6 +73,9 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
     path = Path(path)
     source = str(path)
     data = _read_bytes(path)
+    labels: dict[str, dict[int, str]] | None = None
+    if is_semicolon_swf(data):  # the EAMC module traces: ';' between fields, names in the text fields
+        data, labels = rewrite_semicolon_swf(data)
     buf = np.frombuffer(data, dtype=np.uint8)
     scanned = scan(buf, POW10, IS_INT)
     vals, d_line, d_start, d_end, d_status, d_extra, c_line, c_start, c_end, n_blank = scanned
@@ -102,6 +106,8 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
     if not keep.all():
         raw_df = raw_df.filter(pl.Series(keep))
     jobs = raw_df.select(_canonical_exprs())
+    if labels is not None:
+        jobs = restore_labels(jobs, labels)
 
     def line_text(line: int) -> str:
         k = int(np.searchsorted(d_line, line))
@@ -109,6 +115,11 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
 
     n_extra = int(d_extra.sum())
     conventions = _conventions(machine, machine_from)
+    if labels is not None:
+        conventions.append(
+            "fields separated by ';' (EAMC module traces): read as SWF; text users and groups numbered by first "
+            "appearance, text application, queue and partition (module) fields kept by name"
+        )
     if n_extra:
         conventions.append(f"{n_extra} data lines had extra fields after the 18th (ignored)")
     if n_blank:
