@@ -8,6 +8,8 @@ Every enum option is declared ``case_sensitive=False``.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from enum import StrEnum
 
 __all__ = [
@@ -162,50 +164,26 @@ class CabData(StrEnum):
     synthetic_v1 = "synthetic-v1"
 
 
-def _starting(names: object, incomplete: str) -> list[str]:
-    return [n for n in names if str(n).lower().startswith(incomplete.lower())]  # type: ignore[attr-defined]
+def _completer(module: str, attribute: str, what: str) -> Callable[[str], list[str]]:
+    """A shell completion of ``what``: the names of the registry ``module.attribute`` that start with what is
+    typed, in any case. The registry is imported when the shell asks (it may load numba's compiled code)."""
+
+    def complete(incomplete: str) -> list[str]:
+        names = getattr(importlib.import_module(module), attribute)
+        return [n for n in names if str(n).lower().startswith(incomplete.lower())]
+
+    complete.__doc__ = f"Shell completion of {what}."
+    return complete
 
 
-def complete_policy(incomplete: str) -> list[str]:
-    """Shell completion of --policy: the registry's names (a module:Class is typed, not completed)."""
-    from wattsched.policies.registry import POLICIES  # deferred: loads numba's compiled policies
-
-    return _starting(POLICIES, incomplete)
-
-
-def complete_check(incomplete: str) -> list[str]:
-    """Shell completion of --power-check: the named checks (quantile:P with P typed in)."""
-    from wattsched.policies.powercheck import NAMED_CHECKS  # deferred: loads numba's compiled checks
-
-    return _starting(NAMED_CHECKS, incomplete)
-
-
-def complete_power_predictor(incomplete: str) -> list[str]:
-    """Shell completion of a power predictor name."""
-    from wattsched.predict.registry import POWER_PREDICTORS
-
-    return _starting(POWER_PREDICTORS, incomplete)
-
-
-def complete_runtime_predictor(incomplete: str) -> list[str]:
-    """Shell completion of a runtime predictor name."""
-    from wattsched.predict.registry import RUNTIME_PREDICTORS
-
-    return _starting(RUNTIME_PREDICTORS, incomplete)
-
-
-def complete_paper(incomplete: str) -> list[str]:
-    """Shell completion of ``reproduce PAPER``."""
-    from wattsched.reproduce.claims import PAPERS  # deferred: the claims of every paper
-
-    return _starting(PAPERS, incomplete)
-
-
-def complete_eamc_policy(incomplete: str) -> list[str]:
-    """Shell completion of ``eamc run --policy``."""
-    from wattsched.studies.eamc.policies import EAMC_POLICIES  # deferred: the study loads its tables
-
-    return _starting(EAMC_POLICIES, incomplete)
+#: --policy: the registry's names (a module:Class is typed, not completed).
+complete_policy = _completer("wattsched.policies.registry", "POLICIES", "--policy")
+#: --power-check: the named checks (quantile:P with P typed in).
+complete_check = _completer("wattsched.policies.powercheck", "NAMED_CHECKS", "--power-check")
+complete_power_predictor = _completer("wattsched.predict.registry", "POWER_PREDICTORS", "a power predictor name")
+complete_runtime_predictor = _completer("wattsched.predict.registry", "RUNTIME_PREDICTORS", "a runtime predictor")
+complete_paper = _completer("wattsched.reproduce.claims", "PAPERS", "reproduce PAPER")
+complete_eamc_policy = _completer("wattsched.studies.eamc.policies", "EAMC_POLICIES", "eamc run --policy")
 
 
 def policy_name(value: str | None) -> str | None:

@@ -275,6 +275,21 @@ def _compiled_handler() -> int:
 _keep: list[Any] = []
 
 
+def _c_signal(signum: int, address: int) -> None:
+    """libc's ``signal``: install the C function at ``address`` as the handler of ``signum`` (Python's own
+    ``signal.signal`` only takes Python callables). Looked up once: it runs around every chunk of a long run."""
+    global _libc_signal
+    if _libc_signal is None:
+        function = ctypes.CDLL(None).signal
+        function.argtypes = (ctypes.c_int, ctypes.c_void_p)
+        function.restype = ctypes.c_void_p
+        _libc_signal = function
+    _libc_signal(signum, address)
+
+
+_libc_signal: Any = None
+
+
 #: Workloads from this many jobs on get the C-level handler of :func:`compiled_section`. Its numba cfunc takes
 #: 0.15-0.5 s to compile (measured; it cannot be cached: it calls libc through ctypes), which a short run must not
 #: pay; below this size even conservative backfilling returns to Python within seconds.
@@ -299,12 +314,9 @@ def compiled_section(jobs: int) -> Iterator[None]:
         yield
         return
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    libc = ctypes.CDLL(None)
-    libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
-    libc.signal.restype = ctypes.c_void_p
     address = _compiled_handler()
     for s in previous:
-        libc.signal(int(s), address)
+        _c_signal(int(s), address)
     try:
         yield
     finally:

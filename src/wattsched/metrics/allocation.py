@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-__all__ = ["EVALYS_COLUMNS", "allocate_nodes", "evalys_jobs", "interval_set", "parse_interval_set"]
+__all__ = ["EVALYS_COLUMNS", "allocate_nodes", "evalys_jobs", "interval_set", "node_blocks", "parse_interval_set"]
 
 #: The per-job columns of Batsim's ``_jobs.csv`` that evalys's ``JobSet`` reads, in Batsim's order.
 EVALYS_COLUMNS: tuple[str, ...] = (
@@ -126,16 +126,18 @@ def _first_fit(
     return -1, 0
 
 
+def node_blocks(nodes: np.ndarray) -> list[tuple[int, int]]:
+    """Ascending node ids as runs of consecutive ids, ``(first, last + 1)`` each: ``[0, 1, 2, 8]`` →
+    ``[(0, 3), (8, 9)]`` (the interval-set string and the Gantt rectangles are both drawn from these)."""
+    if nodes.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
+    return [(int(piece[0]), int(piece[-1]) + 1) for piece in np.split(nodes, breaks)]
+
+
 def interval_set(nodes: np.ndarray) -> str:
     """Ascending node ids as Batsim's interval-set string: ``[0, 1, 2, 3, 8, 10, 11]`` → ``"0-3 8 10-11"``."""
-    if nodes.size == 0:
-        return ""
-    breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
-    parts = []
-    for piece in np.split(nodes, breaks):
-        a, b = int(piece[0]), int(piece[-1])
-        parts.append(str(a) if a == b else f"{a}-{b}")
-    return " ".join(parts)
+    return " ".join(str(a) if b == a + 1 else f"{a}-{b - 1}" for a, b in node_blocks(nodes))
 
 
 def parse_interval_set(text: str) -> np.ndarray:

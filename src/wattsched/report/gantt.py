@@ -24,6 +24,7 @@ from wattsched.campaign.summary import (
     estimator_label,
 )
 from wattsched.core.store import CampaignError, read_manifest
+from wattsched.metrics.allocation import node_blocks
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.power.platform import PowerCapSchedule, load_platform
 from wattsched.power.run import PowerSetup
@@ -65,11 +66,10 @@ def gantt_rectangles(jobs: pl.DataFrame, machine_size: int) -> pl.DataFrame:
         free[idx] = False
         held[k] = idx
         heapq.heappush(running, (end[k], k))
-        breaks = np.flatnonzero(np.diff(idx) != 1) + 1
-        for piece in np.split(idx, breaks):
+        for first, last_end in node_blocks(idx):
             out_job.append(k)
-            out_lo.append(int(piece[0]))
-            out_hi.append(int(piece[-1]) + 1)
+            out_lo.append(first)
+            out_hi.append(last_end)
     rows = np.asarray(out_job, dtype=np.int64)
     return pl.DataFrame(
         {

@@ -24,7 +24,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from wattsched.metrics import system_timeline
-from wattsched.metrics.allocation import allocate_nodes, parse_interval_set
+from wattsched.metrics.allocation import allocate_nodes, node_blocks, parse_interval_set
 from wattsched.report.gantt import resample_step
 from wattsched.report.style import RASTERISE_ABOVE, save_figure
 
@@ -107,13 +107,10 @@ def node_rectangles(run: RunData) -> pl.DataFrame:
         nodes = allocate_nodes(jobs, run.machine_size)
     rows, lo, hi = [], [], []
     for k, ids in enumerate(nodes):
-        if ids.size == 0:
-            continue
-        breaks = np.flatnonzero(np.diff(ids) != 1) + 1
-        for piece in np.split(ids, breaks):
+        for first, end in node_blocks(ids):
             rows.append(k)
-            lo.append(int(piece[0]))
-            hi.append(int(piece[-1]) + 1)
+            lo.append(first)
+            hi.append(end)
     r = np.asarray(rows, dtype=np.int64)
     return pl.DataFrame(
         {
