@@ -20,6 +20,7 @@ BENCHMARKS = [
     "eamc_grid.py",
     "rmap_grid.py",
     "cli_time.py",
+    "stopping.py",
     "reproduce.py",
 ]
 
