@@ -1,0 +1,1 @@
+"""wattsched.testbed: a throwaway local Slurm cluster with synthetic node power, for trying the advisor and for its tests."""
