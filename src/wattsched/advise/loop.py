@@ -1,0 +1,291 @@
+"""The advisor's reconcile loop: observe, learn, decide, apply only the differences, record everything.
+
+One cycle is idempotent: the current license of every job is read back from Slurm (``QueuedJob.license_watts``),
+so a cycle that was killed after applying but before recording simply finds nothing left to change. The store
+records completed jobs and advances its sacct cursor in one transaction, so a restart never counts a job twice.
+When Slurm does not answer, the cycle acts on nothing and the loop backs off (the interval doubles up to
+``MAX_BACKOFF``); an answer that cannot be trusted (:class:`SlurmAnswerError`) also leads to no action. Data are
+*fresh* only when this cycle's observation succeeded and the history is no older than two intervals: on stale
+data :func:`decide` never lowers a license.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from wattsched.advise.backends import Backend
+from wattsched.advise.config import AdvisorConfig
+from wattsched.advise.decide import Plan, decide
+from wattsched.advise.learn import PowerLearner
+from wattsched.advise.records import (
+    PENDING,
+    RUNNING,
+    Action,
+    Observation,
+    SlurmAnswerError,
+    SlurmUnavailable,
+)
+from wattsched.advise.store import AdvisorStore
+
+#: The longest wait between two cycles while Slurm does not answer, in seconds.
+MAX_BACKOFF = 300.0
+
+
+class Sleeper(Protocol):
+    """Waits between cycles; returns True when the loop must stop (a test or a signal handler sets it)."""
+
+    def __call__(self, seconds: float) -> bool: ...
+
+
+@dataclass
+class CycleResult:
+    """What one cycle saw and did (the status file, the metrics and ``--once``'s output are made from it)."""
+
+    cycle: int
+    time: float
+    ok: bool
+    error: str | None = None
+    mode: str = "licenses"
+    cap_watts: float | None = None
+    budget: int | None = None
+    predicted_running_watts: float | None = None
+    measured_watts: float | None = None
+    pending: int = 0
+    running: int = 0
+    new_history: int = 0
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    failed_actions: int = 0
+    slurm_version: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measured_power(obs: Observation) -> float | None:
+    """The cluster's metered power: the sum of every node's CurrentWatts (None when no node reports it)."""
+    values = [n.current_watts for n in obs.nodes if n.current_watts is not None]
+    return float(sum(values)) if values else None
+
+
+def idle_node_watts(obs: Observation) -> float | None:
+    """The median CurrentWatts of the nodes Slurm calls idle (the measured idle power of one node)."""
+    values = [
+        n.current_watts
+        for n in obs.nodes
+        if n.current_watts is not None and n.current_watts > 0 and n.state.upper().startswith("IDLE")
+    ]
+    return float(statistics.median(values)) if values else None
+
+
+class Advisor:
+    """The controller: ``cycle()`` once, or ``run()`` until stopped. The backend and the store are injected so
+    the same loop drives a real cluster, a recorded one (tests) and shadow mode."""
+
+    def __init__(
+        self,
+        config: AdvisorConfig,
+        backend: Backend,
+        store: AdvisorStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        actions_log: Path | None = None,
+        on_cycle: Callable[[CycleResult], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.backend = backend
+        self.store = store
+        self.clock = clock
+        self.learner = PowerLearner(config)
+        self.actions_log = actions_log
+        self.on_cycle = on_cycle
+        self.version = ""
+        self.last_history_time: float | None = None
+        self.cycle_id = store.last_cycle() if hasattr(store, "last_cycle") else 0
+
+    # -- one cycle -------------------------------------------------------------------------------------------
+    def cycle(self) -> CycleResult:
+        self.cycle_id += 1
+        now = self.clock()
+        mode = self.config.mode
+        result = CycleResult(cycle=self.cycle_id, time=now, ok=False, mode=mode)
+        try:
+            if not self.version:
+                self.version = self.backend.probe()
+            result.slurm_version = self.version
+            obs = self.backend.observe(self.store.cursor())
+        except (SlurmUnavailable, SlurmAnswerError) as exc:
+            result.error = str(exc)
+            self.store.audit([], cycle=self.cycle_id, mode=mode, applied=False, error=result.error)
+            return self._finish(result)
+        now = obs.time or now
+        result.time = now
+        idle = self._idle_watts(obs)
+        result.new_history = self.store.record_finished(obs.finished, idle)
+        self.last_history_time = now
+        fresh = True
+        pending = [j for j in obs.queue if j.state == PENDING]
+        running = [j for j in obs.queue if j.state == RUNNING]
+        result.pending, result.running = len(pending), len(running)
+        estimates = self.learner.estimate(self.store.history_frame(), pending + running, now)
+        plan = decide(
+            obs,
+            estimates,
+            self.config,
+            applied=self.store.applied_licenses(),
+            idle_watts=idle,
+            fresh=fresh,
+            now=now,
+        )
+        self.store.save_predictions(now, estimates, plan) if hasattr(self.store, "save_predictions") else None
+        result.cap_watts = self.config.cap.at(now)
+        result.budget = plan.budget
+        result.predicted_running_watts = plan.predicted_running
+        result.measured_watts = measured_power(obs)
+        result.failed_actions = self._apply(plan, now, result)
+        result.ok = result.failed_actions == 0
+        self.store.record_cycle(
+            cycle=self.cycle_id,
+            time=now,
+            cap=result.cap_watts,
+            budget=plan.budget,
+            predicted=plan.predicted_running,
+            measured=result.measured_watts,
+            pending=len(pending),
+            running=len(running),
+        )
+        return self._finish(result)
+
+    def _idle_watts(self, obs: Observation) -> float | None:
+        """The idle power of one node: the configured value, else measured on idle nodes and kept in the store."""
+        configured = self.config.power.idle_watts_per_node
+        if configured is not None:
+            return float(configured)
+        measured = idle_node_watts(obs)
+        if measured is not None:
+            self.store.set_idle_watts(measured)
+            return measured
+        return self.store.idle_watts()
+
+    def _apply(self, plan: Plan, now: float, result: CycleResult) -> int:
+        """Apply the plan's actions (not in shadow mode), one audit row each; returns how many failed."""
+        mode = self.config.mode
+        failed = 0
+        for action in plan.actions:
+            error: str | None = None
+            applied = False
+            if mode != "shadow":
+                try:
+                    self.backend.apply(action)
+                    applied = True
+                    if action.kind == "set_license" and action.job_id is not None and action.value is not None:
+                        self.store.set_applied(action.job_id, action.value, now)
+                except (SlurmUnavailable, SlurmAnswerError) as exc:
+                    error = str(exc)
+                    failed += 1
+            self.store.audit([action], cycle=self.cycle_id, mode=mode, applied=applied, error=error)
+            row = _action_row(action, now, mode, applied, error)
+            result.actions.append(row)
+            self._log_action(row)
+        return failed
+
+    def _log_action(self, row: dict[str, Any]) -> None:
+        if self.actions_log is None:
+            return
+        self.actions_log.parent.mkdir(parents=True, exist_ok=True)
+        with self.actions_log.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(row, sort_keys=True) + "\n")
+
+    def _finish(self, result: CycleResult) -> CycleResult:
+        status = self.config.status_file
+        if status is not None:
+            write_status(Path(status), result)
+        if self.on_cycle is not None:
+            self.on_cycle(result)
+        return result
+
+    # -- the loop --------------------------------------------------------------------------------------------
+    def run(self, sleep: Sleeper, *, once: bool = False) -> CycleResult:
+        """Cycle every ``config.interval`` seconds until ``sleep`` says stop; back off while Slurm is down."""
+        wait = float(self.config.interval)
+        while True:
+            started = time.monotonic()
+            result = self.cycle()
+            if once:
+                return result
+            if result.error is not None and not result.actions:
+                wait = min(max(wait * 2, float(self.config.interval)), MAX_BACKOFF)
+            else:
+                wait = float(self.config.interval)
+            if sleep(max(0.0, wait - (time.monotonic() - started))):
+                return result
+
+
+def _action_row(action: Action, now: float, mode: str, applied: bool, error: str | None) -> dict[str, Any]:
+    """One JSON-lines record of an action (shadow mode's output, the audit log's shape)."""
+    row = asdict(action)
+    row |= {"time": now, "mode": mode, "applied": applied, "error": error}
+    return row
+
+
+def write_status(path: Path, result: CycleResult) -> None:
+    """The JSON status file (atomic: written aside and renamed, so a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+class Metrics:
+    """The last cycle as Prometheus gauges (prometheus_client, one registry per advisor), served over HTTP by
+    :meth:`serve` for ``--metrics-port``."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Gauge
+
+        self.registry = CollectorRegistry()
+        specs = {
+            "cap_watts": "The power cap now, in watts.",
+            "budget_watts": "The power license budget the cap implies, in watts.",
+            "predicted_running_watts": "Predicted power of the running jobs, in watts.",
+            "measured_watts": "Measured cluster power (sum of node CurrentWatts), in watts.",
+            "pending_jobs": "Pending jobs seen in the last cycle.",
+            "running_jobs": "Running jobs seen in the last cycle.",
+            "last_cycle_ok": "1 when the last cycle observed Slurm and applied every action.",
+            "last_cycle_time_seconds": "Epoch time of the last cycle.",
+            "actions_last_cycle": "Actions decided in the last cycle.",
+        }
+        self.gauges = {
+            name: Gauge(f"wattsched_advisor_{name}", text, registry=self.registry) for name, text in specs.items()
+        }
+
+    def update(self, result: CycleResult) -> None:
+        values = {
+            "cap_watts": result.cap_watts,
+            "budget_watts": result.budget,
+            "predicted_running_watts": result.predicted_running_watts,
+            "measured_watts": result.measured_watts,
+            "pending_jobs": result.pending,
+            "running_jobs": result.running,
+            "last_cycle_ok": int(result.ok),
+            "last_cycle_time_seconds": result.time,
+            "actions_last_cycle": len(result.actions),
+        }
+        for name, value in values.items():
+            self.gauges[name].set(float("nan") if value is None else float(value))
+
+    def text(self) -> str:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry).decode()
+
+    def serve(self, port: int, address: str = "127.0.0.1") -> None:
+        from prometheus_client import start_http_server
+
+        start_http_server(port, addr=address, registry=self.registry)

@@ -1,0 +1,242 @@
+"""``wattsched advise``: keep a Slurm cluster under a power cap with learned job power (docs/advisor.md).
+
+A long-running reconcile loop beside slurmctld (``--once`` for one cycle), or ``--replay`` for the offline
+what-if on a recorded sacct history. The options override the TOML file given with ``--config``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from wattsched.cli.common import emit_json, err, fail, output, warn
+
+
+class AdviseMode(StrEnum):
+    """How the advisor acts on Slurm (docs/advisor.md, "Modes")."""
+
+    licenses = "licenses"
+    shadow = "shadow"
+    gate = "gate"
+
+
+class BackendKind(StrEnum):
+    """How the advisor talks to Slurm."""
+
+    cli = "cli"
+    rest = "rest"
+
+
+def _overrides(**options: Any) -> dict[str, Any]:
+    """The options given on the command line (None = not given), for :func:`load_config`."""
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def advise(
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="The advisor's TOML file (docs/advisor.md); the options below override it."),
+    ] = None,
+    cap: Annotated[
+        str | None, typer.Option("--cap", help="A constant power cap for the whole cluster, e.g. 1500W or 1.2MW.")
+    ] = None,
+    mode: Annotated[
+        AdviseMode | None,
+        typer.Option(
+            "--mode",
+            case_sensitive=False,
+            help="licenses: set each pending job's power license (default); shadow: write what it would do, "
+            "change nothing; gate: release held jobs when their predicted power fits (fails closed).",
+        ),
+    ] = None,
+    interval: Annotated[
+        float | None, typer.Option("--interval", min=1.0, help="Seconds between two cycles (default 15).")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="Run one cycle, print what it did and exit.")] = False,
+    state: Annotated[
+        Path | None,
+        typer.Option("--state", help="The SQLite store (history, predictions, audit log); default wattsched-advisor.db."),
+    ] = None,
+    backend: Annotated[
+        BackendKind | None,
+        typer.Option("--backend", case_sensitive=False, help="cli: Slurm's commands with --json; rest: slurmrestd."),
+    ] = None,
+    url: Annotated[str | None, typer.Option("--url", help="slurmrestd's URL (with --backend rest).")] = None,
+    status_file: Annotated[
+        Path | None, typer.Option("--status-file", help="Write the last cycle as JSON here (atomic).")
+    ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option("--metrics-port", min=1, max=65535, help="Serve Prometheus metrics on 127.0.0.1:PORT."),
+    ] = None,
+    actions: Annotated[
+        Path | None,
+        typer.Option("--actions", help="Append every action as a JSON line here (default in shadow mode: "
+        "actions.jsonl beside the state)."),
+    ] = None,
+    report_dir: Annotated[
+        Path | None,
+        typer.Option("--report-dir", help="Where shadow mode writes its report when it stops, and --replay its results."),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            help="Offline what-if: run the advisor's decisions on this recorded sacct history (sacct --json or "
+            "-P) in simulation, with and without the cap; nothing is sent to Slurm.",
+        ),
+    ] = None,
+    print_job_submit_lua: Annotated[
+        bool,
+        typer.Option("--print-job-submit-lua", help="Print the shipped job_submit.lua (docs/advisor.md) and exit."),
+    ] = False,
+) -> None:
+    """Keep a Slurm cluster under a power cap: learn each job's power from completed jobs, give every pending job
+    the power license its prediction needs, and let Slurm's backfill do the rest."""
+    if print_job_submit_lua:
+        from importlib.resources import files
+
+        typer.echo(files("wattsched.advise").joinpath("slurm/job_submit.lua").read_text(encoding="utf-8"), nl=False)
+        return
+    from wattsched.advise.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(
+            config,
+            **_overrides(
+                cap=cap,
+                mode=mode.value if mode else None,
+                interval=interval,
+                state=state,
+                backend=backend.value if backend else None,
+                url=url,
+                status_file=status_file,
+                metrics_port=metrics_port,
+                report_dir=report_dir,
+            ),
+        )
+    except ConfigError as exc:
+        fail(str(exc))
+    if replay is not None:
+        _replay(replay, cfg, report_dir, ignored={"--once": once, "--actions": actions, "--metrics-port": metrics_port})
+        return
+    _run(cfg, once=once, actions=actions)
+
+
+def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, Any]) -> None:
+    """``--replay``: the offline what-if, one table and (with --report-dir) its files."""
+    from wattsched.advise.replay import replay
+
+    for name, value in ignored.items():
+        if value:
+            warn(f"{name} is ignored with --replay (nothing runs against Slurm)")
+    if cfg.cap.at(0.0) is None and not cfg.cap.windows:
+        fail("--replay needs a cap: give --cap WATTS or a [cap] table in --config")
+    if not dump.exists():
+        fail(f"{dump}: no such file (a recorded `sacct --json` or `sacct -P` history)")
+    result = replay(dump, cfg)
+    summary = result.summary()
+    from wattsched.cli.common import console, print_table
+
+    print_table(summary, title=f"What a cap would have cost and saved on {dump.name}")
+    if report_dir is not None:
+        written = result.write(report_dir)
+        for path in written:
+            console.print(f"wrote {path}")
+        summary = summary | {"files": [str(p) for p in written]}
+    emit_json(summary)
+
+
+def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
+    """The live loop (or one cycle): build the backend and the store, cycle, report on stop."""
+    from wattsched.advise.backends import make_backend
+    from wattsched.advise.loop import Advisor, CycleResult, Metrics
+    from wattsched.advise.records import SlurmAnswerError, SlurmUnavailable
+    from wattsched.advise.store import AdvisorStore
+
+    try:
+        slurm = make_backend(cfg.backend, os.environ)
+    except (SlurmUnavailable, SlurmAnswerError, ValueError) as exc:
+        fail(str(exc))
+    state_path = Path(cfg.state)
+    if actions is None and cfg.mode == "shadow":
+        actions = state_path.with_name(state_path.stem + "-actions.jsonl")
+    metrics = Metrics() if cfg.metrics_port else None
+    if metrics is not None:
+        metrics.serve(int(cfg.metrics_port))
+
+    def on_cycle(result: CycleResult) -> None:
+        if metrics is not None:
+            metrics.update(result)
+        if output.quiet or once:
+            return
+        line = (
+            f"cycle {result.cycle}: {result.running} running, {result.pending} pending, "
+            f"predicted {_watts(result.predicted_running_watts)}, measured {_watts(result.measured_watts)}, "
+            f"cap {_watts(result.cap_watts)}, {len(result.actions)} action(s)"
+        )
+        err.print(line if result.error is None else f"cycle {result.cycle}: no action: {result.error}")
+
+    with AdvisorStore(state_path) as store:
+        advisor = Advisor(cfg, slurm, store, actions_log=actions, on_cycle=on_cycle)
+        cycles = 0
+        try:
+            if once:
+                result = advisor.cycle()
+                _print_cycle(result)
+                emit_json(result.as_json())
+                if result.error is not None:
+                    raise typer.Exit(code=1)
+                return
+            if not output.quiet:
+                err.print(
+                    f"advisor running: mode {cfg.mode}, every {cfg.interval:g} s, state {state_path}; "
+                    "Ctrl-C or SIGTERM stops it"
+                )
+
+            def sleep(seconds: float) -> bool:
+                nonlocal cycles
+                cycles += 1
+                time.sleep(seconds)
+                return False
+
+            advisor.run(sleep)
+        except KeyboardInterrupt:
+            err.print(f"advisor stopped after {advisor.cycle_id} cycle(s); state kept in {state_path}")
+        finally:
+            if cfg.mode == "shadow" and cfg.report_dir is not None and not once:
+                _shadow_report(store, Path(cfg.report_dir))
+
+
+def _shadow_report(store: Any, folder: Path) -> None:
+    """Shadow mode's report (predicted power against the cap, jobs it would have delayed or advanced)."""
+    from wattsched.report.advisor import write_shadow_report
+
+    for path in write_shadow_report(store, folder):
+        err.print(f"wrote {path}")
+
+
+def _watts(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f} W"
+
+
+def _print_cycle(result: Any) -> None:
+    """``--once``: what the cycle saw and every action, one line each."""
+    from wattsched.cli.common import console
+
+    if result.error is not None:
+        err.print(f"error: no action taken: {result.error}")
+        return
+    console.print(
+        f"{result.running} running, {result.pending} pending; predicted {_watts(result.predicted_running_watts)}, "
+        f"measured {_watts(result.measured_watts)}, cap {_watts(result.cap_watts)}, budget {_watts(result.budget)}"
+    )
+    for row in result.actions:
+        done = "applied" if row["applied"] else ("failed: " + row["error"] if row["error"] else "not applied")
+        target = f"job {row['job_id']}" if row["job_id"] is not None else "cluster"
+        console.print(f"{row['kind']} {target} -> {row['value']} ({row['reason']}; {done})")
