@@ -46,8 +46,8 @@ CREATE TABLE IF NOT EXISTS audit (
     value INTEGER, previous INTEGER, reason TEXT, prediction REAL, applied INTEGER, error TEXT, details TEXT);
 CREATE TABLE IF NOT EXISTS cycles (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, mode TEXT, cap REAL, budget INTEGER,
-    predicted_running REAL, measured_power REAL, n_pending INTEGER, n_running INTEGER, fresh INTEGER,
-    delayed TEXT, advanced TEXT);
+    predicted_running REAL, predicted_power REAL, measured_power REAL, n_pending INTEGER, n_running INTEGER,
+    fresh INTEGER, delayed TEXT, advanced TEXT);
 """
 
 
@@ -275,18 +275,21 @@ class AdvisorStore:
         fresh: bool = True,
         delayed: Sequence[int] = (),
         advanced: Sequence[int] = (),
+        predicted_power: float | None = None,
     ) -> int:
-        """One reconcile cycle; returns its id (the ``cycle`` of its audit rows)."""
+        """One reconcile cycle; returns its id (the ``cycle`` of its audit rows). ``predicted_running`` is on the
+        budget's basis, ``predicted_power`` and ``measured_power`` on the cap's (``decide.Plan``)."""
         with self._tx():
             cur = self.db.execute(
-                "INSERT INTO cycles (time, mode, cap, budget, predicted_running, measured_power, n_pending,"
-                " n_running, fresh, delayed, advanced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO cycles (time, mode, cap, budget, predicted_running, predicted_power, measured_power,"
+                " n_pending, n_running, fresh, delayed, advanced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     t,
                     mode,
                     cap,
                     budget,
                     predicted_running,
+                    predicted_power,
                     measured_power,
                     n_pending,
                     n_running,
