@@ -13,6 +13,7 @@ from wattsched.advise.config import load_config
 from wattsched.advise.learn import PowerLearner, default_watts
 from wattsched.advise.records import FinishedJob, QueuedJob
 from wattsched.advise.store import AdvisorStore
+from wattsched.predict.registry import POWER_PREDICTORS
 
 IDLE = 50.0
 
@@ -107,3 +108,12 @@ def test_default_chain() -> None:
     assert default_watts(load_config(None, cap=1, power__max_watts_per_node=400), None) == (400.0, "default:worst-case")
     gross = load_config(None, cap=1, power__max_watts_per_node=400, power__definition="gross")
     assert default_watts(gross, 100.0) == (400.0, "default:worst-case")
+
+
+@pytest.mark.parametrize("name", POWER_PREDICTORS)
+def test_every_registered_power_predictor_runs_in_the_learner(tmp_path: Path, name: str) -> None:
+    store = _history(tmp_path, {("alice", 2): 300.0, ("bob", 2): 120.0}, n=4)
+    cfg = load_config(None, cap="10kW", learning__predictor=name, learning__estimate="mean")
+    est = PowerLearner(cfg).estimate(store.history_frame(), [_pending(1, "alice"), _pending(2, "bob")], 1e5)
+    assert est[1].has_history and est[1].source == f"history:{name}:mean"
+    assert all(math.isfinite(e.watts_per_node) and e.watts_per_node > 0 for e in est.values())

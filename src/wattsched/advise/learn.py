@@ -34,6 +34,8 @@ __all__ = ["KEY_COLUMN", "TARGET_COLUMN", "Estimate", "KeyedPowerPredictor", "Po
 
 #: The columns a frame bound to :class:`KeyedPowerPredictor` carries: the learning key and the per-node target.
 KEY_COLUMN = "advise_key"
+#: Columns handed on to the wrapped predictor when the bound frame has them (the ML models' static features).
+_PASSED = ("walltime", "cores")
 TARGET_COLUMN = "advise_target"
 
 
@@ -98,7 +100,7 @@ class KeyedPowerPredictor:
                 "power_max": pl.Series(target, nan_to_null=True),
                 "power_std": pl.Series(np.full(jobs.height, np.nan), nan_to_null=True),
             }
-        )
+        ).hstack([jobs[c] for c in _PASSED if c in jobs.columns])
         self.inner.bind(inner)
         self.count_ = np.zeros(max(k, 1))
         self.sum_ = np.zeros(max(k, 1))
@@ -180,6 +182,8 @@ class PowerLearner:
         done = history.filter(pl.col("end") <= now).sort("end", "job_id") if history.height else history
         done_keys = [key_of(fields, row) for row in done.select(fields).iter_rows(named=True)] if done.height else []
         target = self.targets(done, idle) if done.height else pl.Series(TARGET_COLUMN, [], dtype=pl.Float64)
+        elapsed = (done["end"] - done["start"].fill_null(done["end"])).to_list() if done.height else []
+        longest = max(elapsed, default=0.0) or 86_400.0
         frame = pl.DataFrame(
             {
                 "job_id": [*done["job_id"].to_list(), *(j.job_id for j in pending)]
@@ -189,11 +193,11 @@ class PowerLearner:
                     *(done["submit"].fill_null(now).to_list() if done.height else []),
                     *[now] * len(pending),
                 ],
-                "runtime": [
-                    *((done["end"] - done["start"].fill_null(done["end"])).to_list() if done.height else []),
-                    *[0.0] * len(pending),
-                ],
+                "runtime": [*elapsed, *[0.0] * len(pending)],
                 "size": [*(done["nodes"].to_list() if done.height else []), *(j.nodes for j in pending)],
+                # the ML models' walltime feature: a finished record carries no time limit, so its elapsed time
+                # stands in; a pending job without a limit gets the longest elapsed time seen (or a day)
+                "walltime": [*elapsed, *(longest if j.time_limit is None else j.time_limit for j in pending)],
                 KEY_COLUMN: [*done_keys, *(key_of(fields, vars(j)) for j in pending)],
                 TARGET_COLUMN: [*target.to_list(), *[None] * len(pending)],
             },
@@ -202,6 +206,7 @@ class PowerLearner:
                 "submit_time": pl.Float64,
                 "runtime": pl.Float64,
                 "size": pl.Int64,
+                "walltime": pl.Float64,
                 KEY_COLUMN: pl.Utf8,
                 TARGET_COLUMN: pl.Float64,
             },
