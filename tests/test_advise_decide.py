@@ -116,8 +116,13 @@ def test_changed_outside_the_advisor_is_noted() -> None:
     assert "changed outside the advisor" in plan.rows[0]["note"] and _licenses(plan) == {1: 420}
 
 
-def _held(job_id: int, nodes: int = 2) -> QueuedJob:
-    return _job(job_id, nodes=nodes, held=True, reason="JobHeldAdmin")
+def _held(job_id: int, nodes: int = 2, marker: str = "wattsched:gate") -> QueuedJob:
+    return _job(job_id, nodes=nodes, held=True, reason="JobHeldAdmin", admin_comment=marker)
+
+
+def test_rule6_gate_never_releases_an_admins_own_hold() -> None:
+    plan = _plan(_obs(_held(2, marker=""), _held(3), total=None), {2: _est(10.0), 3: _est(10.0)}, _cfg(mode="gate"))
+    assert [(a.kind, a.job_id) for a in plan.actions] == [("release", 3)]
 
 
 def test_rule6_gate_releases_in_order_while_it_fits() -> None:

@@ -16,8 +16,9 @@ Rules (each one tested in tests/test_advise_decide.py):
 5. **Stale data** (``fresh=False``: sacct or the node query failed this cycle): a license is never lowered, only
    raised or kept; no release in gate mode; the budget is not raised.
 6. **Gate mode** (no license in slurm.conf): jobs held by the advisor's ``job_submit.lua`` gate (held, reason
-   ``JobHeldAdmin``) are released in submit order while predicted running power + the pending jobs already
-   released + this job ≤ budget; the first that does not fit stops the releases, so no job overtakes a held one.
+   ``JobHeldAdmin``, AdminComment marker ``wattsched:gate``; an admin's own hold is never released) are released
+   in submit order while predicted running power + the pending jobs already released + this job ≤ budget; the
+   first that does not fit stops the releases, so no job overtakes a held one.
    It fails closed: without a budget (cap known, idle unknown) or on stale data, nothing is released.
 7. **Shadow mode**: the licenses-mode actions, flagged not to be applied, plus per job "would delay" (a running job
    Slurm started since the previous cycle although its prediction, with the running jobs that started before it,
@@ -40,12 +41,14 @@ from wattsched.advise.config import AdvisorConfig
 from wattsched.advise.learn import Estimate
 from wattsched.advise.records import PENDING, RUNNING, Action, Observation, QueuedJob
 
-__all__ = ["GATE_REASONS", "Plan", "budget_for", "decide", "idle_of", "license_for", "measured_power"]
+__all__ = ["GATE_MARKER", "GATE_REASONS", "Plan", "budget_for", "decide", "idle_of", "license_for", "measured_power"]
 
 log = logging.getLogger(__name__)
 
 #: The state reasons of jobs held by the advisor's gate (job_submit.lua holds them with priority 0 as admin).
 GATE_REASONS = frozenset({"JobHeldAdmin"})
+#: The AdminComment marker job_submit.lua sets on the jobs it holds: an admin's own hold is never released.
+GATE_MARKER = "wattsched:gate"
 
 
 @dataclass
@@ -248,7 +251,7 @@ def _gate(
     fresh: bool,
 ) -> None:
     """Rule 6: release held jobs in submit order while they fit."""
-    held = [j for j in pending if j.held and j.reason in GATE_REASONS]
+    held = [j for j in pending if j.held and j.reason in GATE_REASONS and GATE_MARKER in j.admin_comment]
     if not held:
         return
     if not fresh:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -127,11 +128,14 @@ class AdvisorStore:
             self._set_meta("idle_watts", repr(float(watts)))
 
     # ------------------------------------------------------------------------------------------------ history
-    def record_finished(self, jobs: Sequence[FinishedJob], idle_watts: float | None, *, now: float = 0.0) -> int:
+    def record_finished(
+        self, jobs: Sequence[FinishedJob], idle_watts: float | None, *, now: float | None = None
+    ) -> int:
         """Record the jobs not seen before and advance the cursor to the latest end time, in one transaction.
         Jobs without energy or with zero elapsed time are kept (counted once) but flagged unusable for learning.
         Returns how many jobs were new."""
         new = 0
+        now = time.time() if now is None else now
         with self._tx():
             for job in jobs:
                 gross, net = job_watts(job, idle_watts)
@@ -233,9 +237,10 @@ class AdvisorStore:
         mode: str,
         applied: bool | Sequence[bool],
         error: str | Sequence[str | None] | None = None,
-        t: float = 0.0,
+        t: float | None = None,
     ) -> None:
-        """Log ``actions`` (``applied`` and ``error`` for all of them, or one per action)."""
+        """Log ``actions`` (``applied`` and ``error`` for all of them, or one per action) at ``t`` (default now)."""
+        t = time.time() if t is None else t
         flags = [applied] * len(actions) if isinstance(applied, bool) else list(applied)
         errors = [error] * len(actions) if error is None or isinstance(error, str) else list(error)
         with self._tx():
