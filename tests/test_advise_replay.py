@@ -95,3 +95,20 @@ def test_jobs_without_energy_still_hold_nodes(tmp_path: Path) -> None:
     cfg = load_config(None, cap=1400, power__idle_watts_per_node=IDLE, power__max_watts_per_node=400)
     s = replay(dump, cfg).summary
     assert s["jobs_without_energy"] == 12 and s["learned_jobs"] == 0
+
+
+RECORDED = Path(__file__).parent / "data" / "advise" / "sacct-22.05.json"
+
+
+def test_replay_reads_a_recorded_slurm_22_05_sacct_answer() -> None:
+    """``sacct --json`` of a Slurm 22.05 testbed (8 nodes, 100 W idle, a job's test power on top of it; a copy of
+    tests/data/slurm-22.05/sacct.json of the testbed branch): energy becomes each job's true net power."""
+    cfg = load_config(None, cap=1400, power__idle_watts_per_node=100, power__max_watts_per_node=400)
+    result = replay(RECORDED, cfg, machine_size=8)
+    s = result.summary
+    assert s["jobs"] == 4 and s["rejected"] == 4  # two still running, two never started when recorded
+    assert s["jobs_without_energy"] == 2  # the failed and the cancelled job
+    true = dict(result.capped.select("job_id", "true_watts").iter_rows())
+    assert true[1] == pytest.approx(2 * 250.0, rel=0.03)  # done2n: 2 nodes at testpower=250
+    assert true[2] == pytest.approx(150.0, rel=0.03)  # done1n: testpower=150
+    assert s["instants_over_cap"] == 0 and s["peak_watts"]["capped"] <= 1400
