@@ -119,3 +119,12 @@ def test_cap_file_uses_the_simulator_reader_and_needs_an_origin(tmp_path: Path) 
     bad.write_text("0;3000\n10;lots\n")
     with pytest.raises(AdvisorConfigError, match=r"bad.txt:2: non-numeric"):
         load_config(None, cap={"file": str(bad), "origin": 0})
+
+
+def test_daily_windows_follow_daylight_saving(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Europe/Rome")
+    cfg = load_config(None, cap={"windows": [{"start": "08:00", "end": "20:00", "watts": 1000}]})
+    # 08:00 in Rome is 07:00 UTC in winter and 06:00 UTC in summer
+    assert cfg.cap.at(_epoch("2026-01-15T07:30:00")) == 1000.0
+    assert cfg.cap.at(_epoch("2026-07-15T06:30:00")) == 1000.0
+    assert cfg.cap.at(_epoch("2026-07-15T18:30:00")) is None  # 20:30 in Rome

@@ -26,6 +26,7 @@ Choices (docs/decisions.md, "advisor"):
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from datetime import UTC, datetime, time, timedelta, tzinfo
@@ -116,6 +117,24 @@ def _moment(text: str | datetime | float | int, tz: tzinfo) -> float | time:
     return (dt if dt.tzinfo else dt.replace(tzinfo=tz)).timestamp()
 
 
+def _local_zone() -> tzinfo:
+    """The machine's zone as an IANA zone (``TZ``, else the ``/etc/localtime`` link), so that daily windows follow
+    daylight-saving changes; a fixed offset only when no name can be found."""
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    for name in names:
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return datetime.now().astimezone().tzinfo or UTC
+
+
 class CapWindow(_Strict):
     """``[start, end)``: both ``HH:MM`` (every day, local time; end ≤ start wraps past midnight) or both instants."""
 
@@ -169,10 +188,8 @@ class CapConfig(_Strict):
         return value
 
     def tz(self) -> tzinfo:
-        if self.timezone is not None:
-            return ZoneInfo(self.timezone)
-        local = datetime.now().astimezone().tzinfo
-        return local if local is not None else UTC
+        """The zone of ``HH:MM`` windows: the configured one, else the machine's (DST-aware when it has a name)."""
+        return ZoneInfo(self.timezone) if self.timezone is not None else _local_zone()
 
     def _origin(self) -> float:
         o = self.origin
