@@ -3,6 +3,7 @@ synthetic sacct dump whose jobs' true power is known (energy = power × nodes ×
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +70,8 @@ def test_replay_keeps_the_cap_and_reports_the_cost(tmp_path: Path) -> None:
         float((result.uncapped["true_watts"] * (result.uncapped["end_time"] - result.uncapped["start_time"])).sum())
     )
     assert result.power["capped_watts"].max() == pytest.approx(s["peak_watts"]["capped"])
+    paths = result.write(tmp_path / "out")
+    assert pl.read_csv(paths["capped"]).height == 60 and json.loads(paths["summary"].read_text())["jobs"] == 60
 
 
 def test_replay_without_a_binding_cap_changes_nothing(tmp_path: Path) -> None:

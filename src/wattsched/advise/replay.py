@@ -22,6 +22,7 @@ many). The sacct dump carries no idle node power, so the ``net`` definition need
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,22 @@ class ReplayResult:
 
     def to_dict(self) -> dict[str, Any]:
         return self.summary
+
+    def write(self, out_dir: str | Path) -> dict[str, Path]:
+        """``capped.csv``, ``uncapped.csv``, ``power.csv``, ``rejects.csv`` and ``summary.json`` in ``out_dir``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {name: out / f"{name}.csv" for name in ("capped", "uncapped", "power", "rejects")}
+        for name, frame in (
+            ("capped", self.capped),
+            ("uncapped", self.uncapped),
+            ("power", self.power),
+            ("rejects", self.rejects),
+        ):
+            frame.write_csv(paths[name])
+        paths["summary"] = out / "summary.json"
+        paths["summary"].write_text(json.dumps(self.summary, indent=2, default=str) + "\n")
+        return paths
 
 
 def _machine_size(jobs: pl.DataFrame, provenance: Provenance, given: int | None) -> tuple[int, str]:
