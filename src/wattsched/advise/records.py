@@ -48,6 +48,9 @@ class QueuedJob:
     held: bool  # priority 0 (user or admin hold)
     reason: str  # Slurm's state reason (e.g. "Licenses", "Resources", "JobHeldAdmin")
     node_names: tuple[str, ...] = ()  # allocated nodes (running jobs)
+    admin_comment: str = (
+        ""  # AdminComment: the advisor's job_submit.lua markers ("wattsched:gate", "wattsched:default")
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,281 @@
+"""Offline what-if (``wattsched advise --replay DUMP``): the advisor's own learning and license sizing, run in
+simulation on a recorded sacct history, against the cap and without it, so an operator can choose a cap before
+enforcing it.
+
+Same code path as the live advisor: :class:`~wattsched.advise.learn.KeyedPowerPredictor` learns from the
+*simulated* completions (the engine's online-predictor hook) and :func:`~wattsched.advise.decide.license_for`
+sizes each job at its submission; the simulator's power-capped EASY (``engine.simulate`` with the ``max`` power
+check: Σ licenses of the running jobs + this job's ≤ budget, which is exactly how Slurm checks a license) then
+plays the role of slurmctld. The uncapped run is the same EASY without a power check. No new simulator.
+
+What is measured: each job's true power is its recorded energy over its elapsed time (``energy / runtime``), so
+the power over time of both schedules, their peaks on the cap's basis (``net``: the whole cluster, every node's
+idle power included; ``gross``: the running jobs' sum), the energy, and the waits (mean, median, p95) with the
+increase the cap costs, and how many jobs start later than without the cap.
+
+Differences from the live advisor, stated: a job's license is fixed at its submission (live, it is re-sized every
+cycle while pending), and it is bounded by the lowest positive budget of the replayed period, so that no job waits
+for ever for a cap that never comes back (live, it is bounded by the budget of the moment). Jobs without recorded
+energy are simulated (they hold nodes) and count in the power at their license (``jobs_without_energy`` says how
+many). The sacct dump carries no idle node power, so the ``net`` definition needs ``power.idle_watts_per_node``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from wattsched.advise.config import AdvisorConfig
+from wattsched.advise.decide import license_for
+from wattsched.advise.learn import KEY_COLUMN, TARGET_COLUMN, KeyedPowerPredictor, key_of
+from wattsched.core.schema import Provenance
+from wattsched.dataset.hostlist import expand_hostlist
+from wattsched.engine.simulate import OnlineEstimates, simulate
+from wattsched.policies.powercheck import PowerCheck
+from wattsched.power.platform import PowerCapSchedule
+from wattsched.workload.load import load_workload
+
+__all__ = ["ReplayError", "ReplayResult", "replay"]
+
+
+class ReplayError(ValueError):
+    """A dump or configuration the replay cannot use: one line naming the file and why."""
+
+
+@dataclass
+class ReplayResult:
+    """The two schedules, the power over time and the summary (:meth:`to_dict` for ``--json``)."""
+
+    summary: dict[str, Any]
+    capped: pl.DataFrame  # job_id, submit_time, start_time, end_time, wait, license, true_watts, has_history
+    uncapped: pl.DataFrame
+    power: pl.DataFrame  # time (epoch), capped_watts, uncapped_watts, cap_watts (the cap's basis)
+    rejects: pl.DataFrame
+    provenance: Provenance
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.summary
+
+    def write(self, out_dir: str | Path) -> dict[str, Path]:
+        """``capped.csv``, ``uncapped.csv``, ``power.csv``, ``rejects.csv`` and ``summary.json`` in ``out_dir``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {name: out / f"{name}.csv" for name in ("capped", "uncapped", "power", "rejects")}
+        for name, frame in (
+            ("capped", self.capped),
+            ("uncapped", self.uncapped),
+            ("power", self.power),
+            ("rejects", self.rejects),
+        ):
+            frame.write_csv(paths[name])
+        paths["summary"] = out / "summary.json"
+        paths["summary"].write_text(json.dumps(self.summary, indent=2, default=str) + "\n")
+        return paths
+
+
+def _machine_size(jobs: pl.DataFrame, provenance: Provenance, given: int | None) -> tuple[int, str]:
+    if given is not None:
+        return int(given), "given"
+    if provenance.machine_size:
+        return int(provenance.machine_size), "declared by the dump"
+    if "sacct_nodelist" in jobs.columns:
+        names: set[str] = set()
+        for text in jobs["sacct_nodelist"].drop_nulls().unique().to_list():
+            try:
+                names.update(expand_hostlist(text))
+            except ValueError:
+                continue
+        names.discard("None assigned")
+        if names:
+            return max(len(names), int(jobs["size"].max() or 1)), "the nodes the dump's jobs ran on"
+    return int(jobs["size"].max() or 1), "the largest job (no node list in the dump)"
+
+
+def _stats(wait: np.ndarray) -> dict[str, float]:
+    if wait.size == 0:
+        return {"mean": 0.0, "median": 0.0, "p95": 0.0}
+    return {"mean": float(wait.mean()), "median": float(np.median(wait)), "p95": float(np.percentile(wait, 95))}
+
+
+def _power_steps(start: np.ndarray, end: np.ndarray, watts: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
+    """Power after each event time (a step function): ``base`` + the watts of the jobs running then."""
+    times = np.concatenate([start, end])
+    delta = np.concatenate([watts, -watts])
+    order = np.lexsort((delta, times))  # at one instant, ends (negative) before starts
+    t, d = times[order], delta[order]
+    level = base + np.cumsum(d)
+    last = np.r_[t[1:] != t[:-1], True]  # the level once every event of the instant is applied
+    return t[last], level[last]
+
+
+def _energy(t: np.ndarray, level: np.ndarray) -> float:
+    return float(np.sum(level[:-1] * np.diff(t))) if t.size > 1 else 0.0
+
+
+def replay(
+    dump: str | Path,
+    config: AdvisorConfig,
+    *,
+    machine_size: int | None = None,
+    policy: str = "easy",
+    timezone: str | None = None,
+) -> ReplayResult:
+    """Replay ``dump`` (``sacct --json`` or ``sacct -P`` output) under ``config`` (module docstring)."""
+    read = load_workload(dump, machine_size=machine_size, timezone=timezone)
+    jobs = read.jobs
+    if jobs.is_empty():
+        raise ReplayError(f"{dump}: no job to replay")
+    size, size_source = _machine_size(jobs, read.provenance, machine_size)
+    definition = config.power.definition
+    idle = config.power.idle_watts_per_node
+    if definition == "net" and idle is None:
+        raise ReplayError(
+            f"{dump}: the net power definition needs power.idle_watts_per_node for a replay "
+            "(a sacct dump records no idle node power)"
+        )
+    idle_w = float(idle or 0.0)
+    t0 = float(jobs["submit_time"].min())  # type: ignore[arg-type]
+    fields = config.learning.key
+    values = jobs.select(
+        pl.col("sacct_user").alias("user") if "sacct_user" in jobs.columns else pl.lit(None).alias("user"),
+        pl.col("sacct_account").alias("account") if "sacct_account" in jobs.columns else pl.lit(None).alias("account"),
+        pl.col("name") if "name" in jobs.columns else pl.lit(None).alias("name"),
+        pl.col("size").alias("nodes"),
+    )
+    keys = [key_of(fields, row) for row in values.iter_rows(named=True)]
+    energy = jobs["energy"] if "energy" in jobs.columns else pl.Series([None] * jobs.height, dtype=pl.Float64)
+    gross = (energy / (jobs["runtime"] * jobs["size"])).cast(pl.Float64)
+    gross = pl.select(pl.when(jobs["runtime"] > 0).then(gross).otherwise(None)).to_series()
+    target = gross - idle_w if definition == "net" else gross
+    sim = jobs.with_columns(
+        (pl.col("submit_time") - t0).alias("submit_time"),
+        pl.Series(KEY_COLUMN, keys, dtype=pl.Utf8),
+        target.alias(TARGET_COLUMN),
+        gross.alias("advise_true_gross"),
+    ).drop([c for c in ("trace_start_time", "trace_end_time", "start_time", "end_time") if c in jobs.columns])
+
+    horizon = float(sim["submit_time"].max()) + float(sim["runtime"].sum()) + 1.0  # type: ignore[arg-type]
+    caps = config.cap.schedule(t0, t0 + horizon)
+    offset = size * idle_w if definition == "net" else 0.0
+    budgets = tuple(None if c is None else max(math.floor(c - offset), 0) for c in caps.caps)
+    positive = [b for b in budgets if b is not None and b > 0]
+    bound = min(positive) if positive else None
+    if any(b == 0 for b in budgets) and not positive:
+        raise ReplayError(f"{dump}: the cap leaves no budget above the idle power of {size} nodes: no job could run")
+    budget_schedule = PowerCapSchedule(caps.times, tuple(None if b is None else float(b) for b in budgets))
+
+    ordered = sim.sort("submit_time", "job_id")
+    nodes = ordered["size"].to_numpy()
+    licenses = np.zeros(ordered.height)
+
+    def convert(rows: np.ndarray, out: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = np.empty(rows.size)
+        for i, r in enumerate(rows):
+            value, _ = license_for(
+                int(nodes[r]), float(out["watts_per_node"][i]), config, budget=bound, idle_watts=idle
+            )
+            m[i] = 0.0 if value is None else float(value)
+        licenses[rows] = m
+        return m, m.copy(), np.zeros(rows.size)
+
+    predictor = KeyedPowerPredictor(config, idle)
+    capped = simulate(
+        ordered,
+        policy,
+        size,
+        power_check=PowerCheck.named("max"),
+        cap=budget_schedule,
+        online=OnlineEstimates(predictor, power=convert),
+    )
+    free = simulate(ordered, policy, size)
+
+    true_w = ordered.select(
+        job_id="job_id",
+        true_watts=(pl.col("advise_true_gross") - (idle_w if definition == "net" else 0.0)) * pl.col("size"),
+    )
+    lic = pl.DataFrame({"job_id": ordered["job_id"], "license": licenses})
+    frames = {}
+    for name, result in (("capped", capped), ("uncapped", free)):
+        s = result.schedule.select("job_id", "submit_time", "start_time", "end_time")
+        s = s.join(true_w, on="job_id", how="left").join(lic, on="job_id", how="left")
+        s = s.with_columns(
+            pl.col("true_watts").fill_null(pl.col("license")).alias("true_watts"),
+            (pl.col("start_time") - pl.col("submit_time")).alias("wait"),
+            *(pl.col(c) + t0 for c in ("submit_time", "start_time", "end_time")),
+        )
+        if name == "capped" and result.predictions is not None:
+            s = s.hstack(result.predictions.select("has_history", "watts_per_node"))
+        frames[name] = s
+
+    steps = {}
+    for name, s in frames.items():
+        steps[name] = _power_steps(
+            s["start_time"].to_numpy(), s["end_time"].to_numpy(), s["true_watts"].to_numpy(), offset
+        )
+    grid = np.unique(np.concatenate([steps["capped"][0], steps["uncapped"][0], t0 + np.asarray(caps.times)]))
+
+    def at(name: str) -> np.ndarray:
+        t, level = steps[name]
+        i = np.searchsorted(t, grid, side="right") - 1
+        return np.where(i >= 0, level[np.clip(i, 0, None)], offset)
+
+    cap_now = caps.cap_at_many(grid - t0)
+    power = pl.DataFrame(
+        {
+            "time": grid,
+            "capped_watts": at("capped"),
+            "uncapped_watts": at("uncapped"),
+            "cap_watts": pl.Series(np.where(np.isfinite(cap_now), cap_now, np.nan), nan_to_null=True),
+        }
+    )
+    over = power.filter(pl.col("cap_watts").is_not_null() & (pl.col("capped_watts") > pl.col("cap_watts") + 1e-6))
+    c = frames["capped"]
+    jobs_energy = float((c["true_watts"] * (c["end_time"] - c["start_time"])).sum())
+    waits = {n: _stats(frames[n]["wait"].to_numpy()) for n in frames}
+    delayed = frames["capped"].join(
+        frames["uncapped"].select("job_id", pl.col("start_time").alias("free")), on="job_id"
+    )
+    n_delayed = int(delayed.filter(pl.col("start_time") > pl.col("free") + 1.0).height)
+    summary: dict[str, Any] = {
+        "dump": str(dump),
+        "jobs": ordered.height,
+        "rejected": read.rejects.height,
+        "jobs_without_energy": int(ordered[TARGET_COLUMN].is_null().sum()),
+        "machine_size": size,
+        "machine_size_source": size_source,
+        "policy": policy,
+        "definition": definition,
+        "idle_watts_per_node": idle,
+        "cap_watts": {
+            "min": min((c for c in caps.caps if c is not None), default=None),
+            "max": max((c for c in caps.caps if c is not None), default=None),
+        },
+        "license_bound": bound,
+        "wait_s": {
+            "capped": waits["capped"],
+            "uncapped": waits["uncapped"],
+            "increase": {k: waits["capped"][k] - waits["uncapped"][k] for k in waits["capped"]},
+        },
+        "peak_watts": {"capped": float(power["capped_watts"].max()), "uncapped": float(power["uncapped_watts"].max())},  # type: ignore[arg-type]
+        "energy_j": {
+            "jobs": jobs_energy,
+            "capped": _energy(*steps["capped"]),
+            "uncapped": _energy(*steps["uncapped"]),
+        },
+        "makespan_s": {
+            n: float(frames[n]["end_time"].max() - frames[n]["submit_time"].min())
+            for n in frames  # type: ignore[operator]
+        },
+        "jobs_delayed": n_delayed,
+        "instants_over_cap": over.height,
+        "max_over_cap_watts": float((over["capped_watts"] - over["cap_watts"]).max() or 0.0) if over.height else 0.0,
+        "learned_jobs": int(frames["capped"]["has_history"].sum()) if "has_history" in frames["capped"].columns else 0,
+    }
+    summary["peak_watts"]["saved"] = summary["peak_watts"]["uncapped"] - summary["peak_watts"]["capped"]
+    return ReplayResult(summary, frames["capped"], frames["uncapped"], power, read.rejects, read.provenance)

@@ -1,0 +1,107 @@
+"""The shadow report: what the advisor would have done, read back from its store (``cycles`` and ``audit``).
+
+Tables: the power over time (one row per cycle: the cap, the budget, the predicted running power and the
+measured power, both on the cap's basis), the jobs it would have delayed (Slurm started them although their
+prediction did not fit) or advanced (a license larger than the prediction needs held them while their prediction
+fitted), and the actions it would have applied. The summary says how often measured and predicted power were
+above the cap and how far the prediction was from the measurement. Written as CSV + ``summary.json``; the figure
+is drawn by ``report/advisor.py`` (the report layer sits above ``advise``: the compute packages draw no plots).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from wattsched.advise.store import AdvisorStore
+
+__all__ = ["ShadowReport", "shadow_report", "write_shadow_report"]
+
+
+@dataclass
+class ShadowReport:
+    """The shadow report's tables and summary (module docstring)."""
+
+    power: pl.DataFrame  # time, cap, budget, predicted_power, measured_power, predicted_running, fresh
+    jobs: pl.DataFrame  # job_id, would (delay | advance), time (first cycle that saw it)
+    actions: pl.DataFrame  # the audit rows: time, cycle, mode, kind, job_id, value, previous, reason, prediction…
+    summary: dict[str, Any]
+
+
+def _ids(frame: pl.DataFrame, column: str, would: str) -> pl.DataFrame:
+    rows = [
+        {"job_id": int(j), "would": would, "time": float(t)}
+        for t, text in frame.select("time", column).iter_rows()
+        for j in json.loads(text or "[]")
+    ]
+    out = pl.DataFrame(rows, schema={"job_id": pl.Int64, "would": pl.Utf8, "time": pl.Float64})
+    return out.group_by("job_id", "would").agg(pl.col("time").min()).sort("time", "job_id")
+
+
+def shadow_report(store: AdvisorStore | str | Path, *, mode: str | None = "shadow") -> ShadowReport:
+    """Read the report from ``store`` (an open store or its path); ``mode`` keeps that mode's cycles only
+    (None: every cycle)."""
+    own = not isinstance(store, AdvisorStore)
+    db = AdvisorStore(store) if not isinstance(store, AdvisorStore) else store
+    try:
+        cycles = db.frame("cycles")
+        audit = db.frame("audit")
+    finally:
+        if own:
+            db.close()
+    if cycles.height and mode is not None:
+        cycles = cycles.filter(pl.col("mode") == mode)
+    if audit.height and mode is not None:
+        audit = audit.filter(pl.col("mode") == mode)
+    if cycles.is_empty():
+        where = f" in {mode} mode" if mode else ""
+        raise ValueError(f"{getattr(store, 'path', store)}: no advisor cycle recorded{where}: nothing to report")
+    power = cycles.select(
+        pl.col("time").cast(pl.Float64),
+        pl.col("cap").cast(pl.Float64),
+        pl.col("budget").cast(pl.Float64),
+        pl.col("predicted_power").cast(pl.Float64),
+        pl.col("measured_power").cast(pl.Float64),
+        pl.col("predicted_running").cast(pl.Float64),
+        pl.col("fresh").cast(pl.Boolean),
+    ).sort("time")
+    jobs = pl.concat([_ids(cycles, "delayed", "delay"), _ids(cycles, "advanced", "advance")])
+    capped = power.filter(pl.col("cap").is_not_null())
+    error = power.select((pl.col("predicted_power") - pl.col("measured_power")).alias("e")).drop_nulls()["e"]
+    measured = power.filter(pl.col("measured_power").is_not_null())
+    summary: dict[str, Any] = {
+        "cycles": power.height,
+        "from": float(power["time"].min()),  # type: ignore[arg-type]
+        "to": float(power["time"].max()),  # type: ignore[arg-type]
+        "stale_cycles": int((~power["fresh"].fill_null(True)).sum()),
+        "max_measured_watts": None if measured.is_empty() else float(measured["measured_power"].max()),  # type: ignore[arg-type]
+        "max_predicted_watts": float(power["predicted_power"].max() or 0.0),  # type: ignore[arg-type]
+        "cycles_measured_over_cap": int(capped.filter(pl.col("measured_power") > pl.col("cap")).height),
+        "cycles_predicted_over_cap": int(capped.filter(pl.col("predicted_power") > pl.col("cap")).height),
+        "prediction_error_watts": {
+            "mean": float(error.mean()) if error.len() else None,  # type: ignore[arg-type]
+            "mean_abs": float(error.abs().mean()) if error.len() else None,  # type: ignore[arg-type]
+        },
+        "would_delay": int((jobs["would"] == "delay").sum()),
+        "would_advance": int((jobs["would"] == "advance").sum()),
+        "actions": audit.height,
+    }
+    actions = audit if audit.height else pl.DataFrame()
+    return ShadowReport(power, jobs, actions, summary)
+
+
+def write_shadow_report(report: ShadowReport, out_dir: str | Path) -> dict[str, Path]:
+    """``power.csv``, ``jobs.csv``, ``actions.csv`` and ``summary.json`` in ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {name: out / f"{name}.csv" for name in ("power", "jobs", "actions")}
+    report.power.write_csv(paths["power"])
+    report.jobs.write_csv(paths["jobs"])
+    report.actions.write_csv(paths["actions"])
+    paths["summary"] = out / "summary.json"
+    paths["summary"].write_text(json.dumps(report.summary, indent=2) + "\n")
+    return paths

@@ -1,0 +1,335 @@
+"""The advisor's state: one SQLite file in WAL mode (stdlib ``sqlite3``: no server, one writer, readers such as
+``wattsched advise --report`` never block it), schema-versioned.
+
+Tables: ``meta`` (the sacct cursor, the schema version, the measured idle watts per node), ``history`` (one row per
+finished job, ``job_id`` PRIMARY KEY: a job sacct repeats is counted once), ``predictions``, ``applied`` (the
+license the advisor last set per job), ``audit`` (every action, applied or not, with why and which prediction) and
+``cycles`` (one row per reconcile cycle: cap, budget, predicted and measured power).
+
+Restart safety. Each method is one transaction: a process killed mid-call leaves the file as before the call
+(SQLite's journal), and a job recorded twice is ignored. The cursor advances in the same transaction as the jobs
+it covers, so after a ``kill -9`` the next cycle re-asks sacct from the last cursor and the repeats are dropped.
+What was recorded but not yet applied is re-derived: the decisions compare the target with the license Slurm
+reports, never with what the store believes was applied. The learning key is not stored: the learner composes it
+from the stored user, account, name and nodes, so changing ``learning.key`` needs no migration.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from wattsched.advise.records import Action, FinishedJob
+
+__all__ = ["SCHEMA_VERSION", "AdvisorStore", "StoreError", "job_watts"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS history (
+    job_id INTEGER PRIMARY KEY, user TEXT, account TEXT, name TEXT, nodes INTEGER, submit REAL, start REAL,
+    "end" REAL, energy REAL, watts_gross REAL, watts_net REAL, state TEXT, license INTEGER, usable INTEGER,
+    recorded REAL);
+CREATE INDEX IF NOT EXISTS history_end ON history ("end");
+CREATE TABLE IF NOT EXISTS predictions (
+    job_id INTEGER, time REAL, watts_per_node REAL, license INTEGER, source TEXT, has_history INTEGER,
+    PRIMARY KEY (job_id, time));
+CREATE TABLE IF NOT EXISTS applied (job_id INTEGER PRIMARY KEY, value INTEGER, time REAL, data_time REAL);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, cycle INTEGER, mode TEXT, kind TEXT, job_id INTEGER,
+    value INTEGER, previous INTEGER, reason TEXT, prediction REAL, applied INTEGER, error TEXT, details TEXT);
+CREATE TABLE IF NOT EXISTS cycles (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, mode TEXT, cap REAL, budget INTEGER,
+    predicted_running REAL, predicted_power REAL, measured_power REAL, n_pending INTEGER, n_running INTEGER,
+    fresh INTEGER, delayed TEXT, advanced TEXT);
+"""
+
+
+class StoreError(RuntimeError):
+    """The state file cannot be used (written by a newer wattsched, not SQLite, unreadable): one line naming it."""
+
+
+def job_watts(job: FinishedJob, idle_watts: float | None) -> tuple[float | None, float | None]:
+    """A finished job's per-node power (gross, net of ``idle_watts``) from its energy: ``energy / (elapsed ·
+    nodes)``; (None, None) when it cannot be learned from (no energy, no start, zero elapsed, no nodes)."""
+    if job.energy_joules is None or job.start_time is None or job.nodes <= 0:
+        return None, None
+    elapsed = job.end_time - job.start_time
+    if not elapsed > 0:
+        return None, None
+    gross = job.energy_joules / elapsed / job.nodes
+    return gross, (None if idle_watts is None else gross - idle_watts)
+
+
+class AdvisorStore:
+    """The SQLite state of one advisor (module docstring). ``path`` is created with its folder if missing."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            with self._tx():
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self.db.execute(statement)
+                found = self._meta("schema_version")
+                if found is None:
+                    self._set_meta("schema_version", str(SCHEMA_VERSION))
+                elif int(found) > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path}: state schema version {found} is newer than this wattsched's "
+                        f"({SCHEMA_VERSION}); upgrade wattsched or use another --state"
+                    )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable advisor state file: {exc}") from None
+
+    # ------------------------------------------------------------------------------------------------ basics
+    def _tx(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> AdvisorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------------ meta
+    def cursor(self) -> float | None:
+        """The latest end time of the jobs fully recorded (ask sacct for jobs ended at or after it)."""
+        value = self._meta("cursor")
+        return None if value is None else float(value)
+
+    def idle_watts(self) -> float | None:
+        """The measured idle power of one node (median CurrentWatts of idle nodes), None before any measurement."""
+        value = self._meta("idle_watts")
+        return None if value is None else float(value)
+
+    def set_idle_watts(self, watts: float) -> None:
+        with self._tx():
+            self._set_meta("idle_watts", repr(float(watts)))
+
+    # ------------------------------------------------------------------------------------------------ history
+    def record_finished(
+        self, jobs: Sequence[FinishedJob], idle_watts: float | None, *, now: float | None = None
+    ) -> int:
+        """Record the jobs not seen before and advance the cursor to the latest end time, in one transaction.
+        Jobs without energy or with zero elapsed time are kept (counted once) but flagged unusable for learning.
+        Returns how many jobs were new."""
+        new = 0
+        now = time.time() if now is None else now
+        with self._tx():
+            for job in jobs:
+                gross, net = job_watts(job, idle_watts)
+                cur = self.db.execute(
+                    'INSERT OR IGNORE INTO history (job_id, user, account, name, nodes, submit, start, "end", energy,'
+                    " watts_gross, watts_net, state, license, usable, recorded)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        job.job_id,
+                        job.user,
+                        job.account,
+                        job.name,
+                        job.nodes,
+                        job.submit_time,
+                        job.start_time,
+                        job.end_time,
+                        job.energy_joules,
+                        gross,
+                        net,
+                        job.state,
+                        job.license_watts,
+                        int(gross is not None),
+                        now,
+                    ),
+                )
+                new += cur.rowcount
+            if jobs:
+                latest = max(j.end_time for j in jobs)
+                current = self.cursor()
+                if current is None or latest > current:
+                    self._set_meta("cursor", repr(float(latest)))
+        return new
+
+    def history_frame(self) -> pl.DataFrame:
+        """Every recorded finished job, ordered by end time: job_id, user, account, name, nodes, submit, start,
+        end, energy, watts_gross, watts_net (net of the idle power known when recorded, else of the measured idle
+        power now), state, license, usable."""
+        rows = self.db.execute(
+            'SELECT job_id, user, account, name, nodes, submit, start, "end", energy, watts_gross, watts_net, state,'
+            ' license, usable FROM history ORDER BY "end", job_id'
+        ).fetchall()
+        schema = {
+            "job_id": pl.Int64,
+            "user": pl.Utf8,
+            "account": pl.Utf8,
+            "name": pl.Utf8,
+            "nodes": pl.Int64,
+            "submit": pl.Float64,
+            "start": pl.Float64,
+            "end": pl.Float64,
+            "energy": pl.Float64,
+            "watts_gross": pl.Float64,
+            "watts_net": pl.Float64,
+            "state": pl.Utf8,
+            "license": pl.Int64,
+            "usable": pl.Boolean,
+        }
+        frame = pl.DataFrame(rows, schema=schema, orient="row")
+        idle = self.idle_watts()
+        if idle is not None:
+            frame = frame.with_columns(pl.col("watts_net").fill_null(pl.col("watts_gross") - idle))
+        return frame
+
+    # ------------------------------------------------------------------------------------------------ licenses
+    def applied_licenses(self) -> dict[int, int]:
+        """job_id → the license value the advisor last set."""
+        return {int(j): int(v) for j, v in self.db.execute("SELECT job_id, value FROM applied")}
+
+    def set_applied(self, job_id: int, value: int, t: float, data_time: float | None = None) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT OR REPLACE INTO applied (job_id, value, time, data_time) VALUES (?, ?, ?, ?)",
+                (job_id, value, t, t if data_time is None else data_time),
+            )
+
+    def forget(self, job_ids: Iterable[int]) -> None:
+        """Drop the applied licenses of jobs no longer pending (started, ended or gone)."""
+        with self._tx():
+            self.db.executemany("DELETE FROM applied WHERE job_id = ?", [(int(j),) for j in job_ids])
+
+    def record_predictions(self, rows: Iterable[dict[str, Any]], t: float) -> None:
+        """One row per job: job_id, watts_per_node, license, source, has_history (a decision plan's rows)."""
+        with self._tx():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO predictions (job_id, time, watts_per_node, license, source, has_history)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (r["job_id"], t, r.get("watts_per_node"), r.get("license"), r.get("source"), r.get("has_history"))
+                    for r in rows
+                ],
+            )
+
+    # ------------------------------------------------------------------------------------------------ log
+    def audit(
+        self,
+        actions: Sequence[Action],
+        *,
+        cycle: int | None,
+        mode: str,
+        applied: bool | Sequence[bool],
+        error: str | Sequence[str | None] | None = None,
+        t: float | None = None,
+    ) -> None:
+        """Log ``actions`` (``applied`` and ``error`` for all of them, or one per action) at ``t`` (default now)."""
+        t = time.time() if t is None else t
+        flags = [applied] * len(actions) if isinstance(applied, bool) else list(applied)
+        errors = [error] * len(actions) if error is None or isinstance(error, str) else list(error)
+        with self._tx():
+            self.db.executemany(
+                "INSERT INTO audit (time, cycle, mode, kind, job_id, value, previous, reason, prediction, applied,"
+                " error, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        t,
+                        cycle,
+                        mode,
+                        a.kind,
+                        a.job_id,
+                        a.value,
+                        a.previous,
+                        a.reason,
+                        a.prediction_watts,
+                        int(f),
+                        e,
+                        json.dumps(a.details, default=str) if a.details else None,
+                    )
+                    for a, f, e in zip(actions, flags, errors, strict=True)
+                ],
+            )
+
+    def record_cycle(
+        self,
+        t: float,
+        *,
+        mode: str,
+        cap: float | None,
+        budget: int | None,
+        predicted_running: float,
+        measured_power: float | None,
+        n_pending: int,
+        n_running: int,
+        fresh: bool = True,
+        delayed: Sequence[int] = (),
+        advanced: Sequence[int] = (),
+        predicted_power: float | None = None,
+    ) -> int:
+        """One reconcile cycle; returns its id (the ``cycle`` of its audit rows). ``predicted_running`` is on the
+        budget's basis, ``predicted_power`` and ``measured_power`` on the cap's (``decide.Plan``)."""
+        with self._tx():
+            cur = self.db.execute(
+                "INSERT INTO cycles (time, mode, cap, budget, predicted_running, predicted_power, measured_power,"
+                " n_pending, n_running, fresh, delayed, advanced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    t,
+                    mode,
+                    cap,
+                    budget,
+                    predicted_running,
+                    predicted_power,
+                    measured_power,
+                    n_pending,
+                    n_running,
+                    int(fresh),
+                    json.dumps([int(j) for j in delayed]),
+                    json.dumps([int(j) for j in advanced]),
+                ),
+            )
+            return int(cur.lastrowid or 0)
+
+    def frame(self, table: str) -> pl.DataFrame:
+        """A whole table (``cycles``, ``audit``, ``predictions``, ``applied``, ``history``) as a frame."""
+        if table not in ("cycles", "audit", "predictions", "applied", "history", "meta"):
+            raise ValueError(f"no table {table!r} in the advisor state")
+        cur = self.db.execute(f"SELECT * FROM {table}")  # the name is checked above
+        names = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+        if not rows:
+            return pl.DataFrame(schema=dict.fromkeys(names, pl.Float64))
+        return pl.DataFrame(rows, schema=names, orient="row", infer_schema_length=None)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (ROLLBACK on error); nested uses join the outer transaction."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.outer = False
+
+    def __enter__(self) -> None:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.outer = True
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if not self.outer:
+            return
+        self.db.execute("ROLLBACK" if kind is not None else "COMMIT")
