@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from wattsched.advise.backends import Backend
 from wattsched.advise.config import AdvisorConfig
-from wattsched.advise.decide import Plan, decide
+from wattsched.advise.decide import Plan, decide, idle_of
 from wattsched.advise.learn import PowerLearner
 from wattsched.advise.records import (
     PENDING,
@@ -33,6 +31,9 @@ from wattsched.advise.records import (
     SlurmUnavailable,
 )
 from wattsched.advise.store import AdvisorStore
+
+if TYPE_CHECKING:
+    from wattsched.advise.backends import Backend
 
 #: The longest wait between two cycles while Slurm does not answer, in seconds.
 MAX_BACKOFF = 300.0
@@ -68,22 +69,6 @@ class CycleResult:
         return asdict(self)
 
 
-def measured_power(obs: Observation) -> float | None:
-    """The cluster's metered power: the sum of every node's CurrentWatts (None when no node reports it)."""
-    values = [n.current_watts for n in obs.nodes if n.current_watts is not None]
-    return float(sum(values)) if values else None
-
-
-def idle_node_watts(obs: Observation) -> float | None:
-    """The median CurrentWatts of the nodes Slurm calls idle (the measured idle power of one node)."""
-    values = [
-        n.current_watts
-        for n in obs.nodes
-        if n.current_watts is not None and n.current_watts > 0 and n.state.upper().startswith("IDLE")
-    ]
-    return float(statistics.median(values)) if values else None
-
-
 class Advisor:
     """The controller: ``cycle()`` once, or ``run()`` until stopped. The backend and the store are injected so
     the same loop drives a real cluster, a recorded one (tests) and shadow mode."""
@@ -97,6 +82,7 @@ class Advisor:
         clock: Callable[[], float] = time.time,
         actions_log: Path | None = None,
         on_cycle: Callable[[CycleResult], None] | None = None,
+        on_note: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.backend = backend
@@ -105,16 +91,17 @@ class Advisor:
         self.learner = PowerLearner(config)
         self.actions_log = actions_log
         self.on_cycle = on_cycle
+        self.on_note = on_note
         self.version = ""
-        self.last_history_time: float | None = None
-        self.cycle_id = store.last_cycle() if hasattr(store, "last_cycle") else 0
+        self.last_time: float | None = None  # the previous cycle's time (shadow mode's "would delay" window)
+        self.cycles = 0
 
     # -- one cycle -------------------------------------------------------------------------------------------
     def cycle(self) -> CycleResult:
-        self.cycle_id += 1
+        """Observe, learn, decide, apply; one cycle row and one audit row per action in the store."""
         now = self.clock()
         mode = self.config.mode
-        result = CycleResult(cycle=self.cycle_id, time=now, ok=False, mode=mode)
+        result = CycleResult(cycle=0, time=now, ok=False, mode=mode)
         try:
             if not self.version:
                 self.version = self.backend.probe()
@@ -122,44 +109,50 @@ class Advisor:
             obs = self.backend.observe(self.store.cursor())
         except (SlurmUnavailable, SlurmAnswerError) as exc:
             result.error = str(exc)
-            self.store.audit([], cycle=self.cycle_id, mode=mode, applied=False, error=result.error)
+            self.store.record_failure(now, mode=mode, error=result.error)
             return self._finish(result)
         now = obs.time or now
         result.time = now
         idle = self._idle_watts(obs)
-        result.new_history = self.store.record_finished(obs.finished, idle)
-        self.last_history_time = now
-        fresh = True
+        result.new_history = self.store.record_finished(obs.finished, idle, now=now)
         pending = [j for j in obs.queue if j.state == PENDING]
         running = [j for j in obs.queue if j.state == RUNNING]
         result.pending, result.running = len(pending), len(running)
-        estimates = self.learner.estimate(self.store.history_frame(), pending + running, now)
+        # running jobs too: the predicted running power is the sum of their estimates
+        estimates = self.learner.estimate(self.store.history_frame(), pending + running, now, idle_watts=idle)
+        applied = self.store.applied_licenses()
         plan = decide(
             obs,
             estimates,
             self.config,
-            applied=self.store.applied_licenses(),
+            applied=applied,
             idle_watts=idle,
-            fresh=fresh,
+            fresh=True,  # a failed observation ends the cycle above: decisions only ever see this cycle's data
             now=now,
+            since=self.last_time,
         )
-        self.store.save_predictions(now, estimates, plan) if hasattr(self.store, "save_predictions") else None
-        result.cap_watts = self.config.cap.at(now)
+        self.last_time = now
+        result.cap_watts = plan.cap
         result.budget = plan.budget
-        result.predicted_running_watts = plan.predicted_running
-        result.measured_watts = measured_power(obs)
+        result.predicted_running_watts = plan.predicted_power
+        result.measured_watts = plan.measured_power
+        result.cycle = self.store.record_cycle(
+            now,
+            mode=mode,
+            cap=plan.cap,
+            budget=plan.budget,
+            predicted_running=plan.predicted_running,
+            predicted_power=plan.predicted_power,
+            measured_power=result.measured_watts,
+            n_pending=len(pending),
+            n_running=len(running),
+            delayed=plan.delayed,
+            advanced=plan.advanced,
+        )
+        self.store.record_predictions(plan.rows, now)
+        self.store.forget(set(applied) - {j.job_id for j in pending})
         result.failed_actions = self._apply(plan, now, result)
         result.ok = result.failed_actions == 0
-        self.store.record_cycle(
-            cycle=self.cycle_id,
-            time=now,
-            cap=result.cap_watts,
-            budget=plan.budget,
-            predicted=plan.predicted_running,
-            measured=result.measured_watts,
-            pending=len(pending),
-            running=len(running),
-        )
         return self._finish(result)
 
     def _idle_watts(self, obs: Observation) -> float | None:
@@ -167,7 +160,7 @@ class Advisor:
         configured = self.config.power.idle_watts_per_node
         if configured is not None:
             return float(configured)
-        measured = idle_node_watts(obs)
+        measured = idle_of(obs, self.config, None)  # the idle nodes of this observation
         if measured is not None:
             self.store.set_idle_watts(measured)
             return measured
@@ -177,10 +170,13 @@ class Advisor:
         """Apply the plan's actions (not in shadow mode), one audit row each; returns how many failed."""
         mode = self.config.mode
         failed = 0
+        if plan.notes and self.on_note is not None:
+            for note in plan.notes:
+                self.on_note(note)
         for action in plan.actions:
             error: str | None = None
             applied = False
-            if mode != "shadow":
+            if plan.apply:
                 try:
                     self.backend.apply(action)
                     applied = True
@@ -189,7 +185,7 @@ class Advisor:
                 except (SlurmUnavailable, SlurmAnswerError) as exc:
                     error = str(exc)
                     failed += 1
-            self.store.audit([action], cycle=self.cycle_id, mode=mode, applied=applied, error=error)
+            self.store.audit([action], cycle=result.cycle, mode=mode, applied=applied, error=error, t=now)
             row = _action_row(action, now, mode, applied, error)
             result.actions.append(row)
             self._log_action(row)
@@ -203,6 +199,7 @@ class Advisor:
             out.write(json.dumps(row, sort_keys=True) + "\n")
 
     def _finish(self, result: CycleResult) -> CycleResult:
+        self.cycles += 1
         status = self.config.status_file
         if status is not None:
             write_status(Path(status), result)

@@ -266,6 +266,15 @@ class AdvisorStore:
                 ],
             )
 
+    def record_failure(self, t: float, *, mode: str, error: str) -> None:
+        """A cycle that acted on nothing because Slurm did not answer or answered something untrusted: one audit
+        row of kind ``no_action`` with the error, so the log explains every gap in the cycles."""
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO audit (time, cycle, mode, kind, applied, error) VALUES (?, NULL, ?, 'no_action', 0, ?)",
+                (t, mode, error),
+            )
+
     def record_cycle(
         self,
         t: float,

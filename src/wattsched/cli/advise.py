@@ -60,7 +60,9 @@ def advise(
     once: Annotated[bool, typer.Option("--once", help="Run one cycle, print what it did and exit.")] = False,
     state: Annotated[
         Path | None,
-        typer.Option("--state", help="The SQLite store (history, predictions, audit log); default wattsched-advisor.db."),
+        typer.Option(
+            "--state", help="The SQLite store (history, predictions, audit log); default wattsched-advisor.sqlite."
+        ),
     ] = None,
     backend: Annotated[
         BackendKind | None,
@@ -76,12 +78,16 @@ def advise(
     ] = None,
     actions: Annotated[
         Path | None,
-        typer.Option("--actions", help="Append every action as a JSON line here (default in shadow mode: "
-        "actions.jsonl beside the state)."),
+        typer.Option(
+            "--actions",
+            help="Append every action as a JSON line here (default in shadow mode: actions.jsonl beside the state).",
+        ),
     ] = None,
     report_dir: Annotated[
         Path | None,
-        typer.Option("--report-dir", help="Where shadow mode writes its report when it stops, and --replay its results."),
+        typer.Option(
+            "--report-dir", help="Where shadow mode writes its report when it stops, and --replay its results."
+        ),
     ] = None,
     replay: Annotated[
         Path | None,
@@ -103,7 +109,7 @@ def advise(
 
         typer.echo(files("wattsched.advise").joinpath("slurm/job_submit.lua").read_text(encoding="utf-8"), nl=False)
         return
-    from wattsched.advise.config import ConfigError, load_config
+    from wattsched.advise.config import AdvisorConfigError, load_config
 
     try:
         cfg = load_config(
@@ -113,14 +119,14 @@ def advise(
                 mode=mode.value if mode else None,
                 interval=interval,
                 state=state,
-                backend=backend.value if backend else None,
-                url=url,
+                backend__kind=backend.value if backend else None,
+                backend__url=url,
                 status_file=status_file,
                 metrics_port=metrics_port,
                 report_dir=report_dir,
             ),
         )
-    except ConfigError as exc:
+    except AdvisorConfigError as exc:
         fail(str(exc))
     if replay is not None:
         _replay(replay, cfg, report_dir, ignored={"--once": once, "--actions": actions, "--metrics-port": metrics_port})
@@ -140,12 +146,17 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
     if not dump.exists():
         fail(f"{dump}: no such file (a recorded `sacct --json` or `sacct -P` history)")
     result = replay(dump, cfg)
-    summary = result.summary()
-    from wattsched.cli.common import console, print_table
+    summary = dict(result.summary)
+    from wattsched.cli.common import console
 
-    print_table(summary, title=f"What a cap would have cost and saved on {dump.name}")
+    console.print(f"What the cap would have cost and saved on {dump.name}:")
+    for key, value in summary.items():
+        if not isinstance(value, dict | list):
+            console.print(f"  {key}: {value:,.6g}" if isinstance(value, float) else f"  {key}: {value}")
     if report_dir is not None:
-        written = result.write(report_dir)
+        from wattsched.report.advisor import write_replay_figure
+
+        written = [*result.write(report_dir).values(), *write_replay_figure(result, report_dir)]
         for path in written:
             console.print(f"wrote {path}")
         summary = summary | {"files": [str(p) for p in written]}
@@ -183,7 +194,7 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
         err.print(line if result.error is None else f"cycle {result.cycle}: no action: {result.error}")
 
     with AdvisorStore(state_path) as store:
-        advisor = Advisor(cfg, slurm, store, actions_log=actions, on_cycle=on_cycle)
+        advisor = Advisor(cfg, slurm, store, actions_log=actions, on_cycle=on_cycle, on_note=warn)
         cycles = 0
         try:
             if once:
@@ -207,7 +218,7 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
 
             advisor.run(sleep)
         except KeyboardInterrupt:
-            err.print(f"advisor stopped after {advisor.cycle_id} cycle(s); state kept in {state_path}")
+            err.print(f"advisor stopped after {advisor.cycles} cycle(s); state kept in {state_path}")
         finally:
             if cfg.mode == "shadow" and cfg.report_dir is not None and not once:
                 _shadow_report(store, Path(cfg.report_dir))
@@ -215,9 +226,11 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
 
 def _shadow_report(store: Any, folder: Path) -> None:
     """Shadow mode's report (predicted power against the cap, jobs it would have delayed or advanced)."""
-    from wattsched.report.advisor import write_shadow_report
+    from wattsched.advise.shadow_report import shadow_report, write_shadow_report
+    from wattsched.report.advisor import write_shadow_figure
 
-    for path in write_shadow_report(store, folder):
+    report = shadow_report(store)
+    for path in [*write_shadow_report(report, folder).values(), *write_shadow_figure(report, folder)]:
         err.print(f"wrote {path}")
 
 

@@ -27,6 +27,7 @@ app = StoppableTyper(  # Ctrl-C and SIGTERM: one line, exit 130, no worker left 
 app.command()(simulate)
 app.command()(compare)
 app.command()(report)
+app.command()(advise)
 app.add_typer(generate.app, name="generate")
 app.add_typer(predict.app, name="predict")
 app.add_typer(data.app, name="data")
