@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
+from wattsched.cli.advise import advise
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
 from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
