@@ -31,11 +31,11 @@ from wattsched.testbed.procs import (
     TestbedError,
     alive,
     mount_namespace,
+    processes_of,
     require_programs,
     run,
     spawn,
     stop,
-    testbed_processes,
     wait_until,
 )
 
@@ -82,7 +82,7 @@ def _clean_stale(base: Path) -> bool:
     state = TestbedState.load(base)
     if state is not None:
         namespaces = {ns for ns in (state.namespaces) if ns}
-    procs = testbed_processes(base, namespaces)
+    procs = processes_of(base, namespaces)
     if procs:
         stop([p.pid for p in procs])
     return bool(procs) or state is not None
@@ -217,7 +217,7 @@ def down(base: Path, purge: bool = False) -> DownResult:
             if alive(pid):
                 stop([pid])
                 stopped.append(name)
-    left = testbed_processes(base, namespaces)
+    left = processes_of(base, namespaces)
     survivors = stop([p.pid for p in left]) if left else []
     if purge and not survivors:
         shutil.rmtree(base, ignore_errors=True)
@@ -241,8 +241,7 @@ def _cancel_all(state: TestbedState, namespaces: set[str]) -> int:
 
     def steps_gone() -> bool:
         return not any(
-            "slurmstepd" in " ".join(p.info.get("cmdline") or [])
-            for p in testbed_processes(Path(state.base), namespaces)
+            "slurmstepd" in " ".join(p.info.get("cmdline") or []) for p in processes_of(Path(state.base), namespaces)
         )
 
     with contextlib.suppress(TestbedError):  # the daemons' stop below kills what is left

@@ -34,7 +34,7 @@ PERIOD_S = 1.0
 _TESTPOWER = re.compile(r"(?:^|[\s,;])testpower=(\d+(?:\.\d+)?)")
 
 
-def test_power(comment: str | None) -> float:
+def job_test_power(comment: str | None) -> float:
     """A job's per-node power above idle from its comment (the test convention), or the default."""
     match = _TESTPOWER.search(comment or "")
     return float(match.group(1)) if match else float(DEFAULT_TEST_POWER)
@@ -46,7 +46,7 @@ def running_jobs(answer: dict[str, Any]) -> dict[int, tuple[list[str], float]]:
     for job in answer.get("jobs", []):
         if job.get("job_state") != "RUNNING" or not job.get("nodes"):
             continue
-        jobs[int(job["job_id"])] = (hostlist.expand_hostlist(job["nodes"]), test_power(job.get("comment")))
+        jobs[int(job["job_id"])] = (hostlist.expand_hostlist(job["nodes"]), job_test_power(job.get("comment")))
     return jobs
 
 

@@ -99,7 +99,7 @@ def mount_namespace(pid: int) -> str | None:
         return None
 
 
-def testbed_processes(base: Path, namespaces: set[str]) -> list[psutil.Process]:
+def processes_of(base: Path, namespaces: set[str]) -> list[psutil.Process]:
     """Every live process of the testbed under ``base`` (see the module docstring for how they are told)."""
     mark = f"{MARK}={base}"
     found: list[psutil.Process] = []
