@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from wattsched.cli.common import console, emit_json, err, fail, warn
+
+if TYPE_CHECKING:
+    from wattsched.testbed.config import TestbedOptions, TestbedState
 
 app = typer.Typer(
     help="A throwaway local Slurm cluster with synthetic node power, to try the advisor (docs/testbed.md).",
@@ -54,7 +57,10 @@ def up(
         fail(str(exc))
     state = result.state
     if result.already_running:
-        warn(f"a testbed already runs in {state.base}: nothing started (the options given are ignored)")
+        err.print(f"a testbed already runs in {state.base}: nothing started")
+        differ = _differences(opts, state)
+        if differ:
+            warn(f"{', '.join(differ)} ignored: they differ from the running testbed's; `wattsched testbed down` first")
     elif result.cleaned_stale:
         err.print(f"cleaned the stale state of an earlier testbed in {state.base}")
     if result.users_created:
@@ -70,6 +76,20 @@ def up(
             f"{state.license_total}" + (f", slurmrestd {state.rest_url}" if state.rest_url else "")
         )
     console.print(f"export SLURM_CONF={state.slurm_conf}")
+
+
+def _differences(opts: TestbedOptions, state: TestbedState) -> list[str]:
+    """The options of ``up`` that differ from those of the running testbed (ignored: it runs as it is)."""
+    running = {
+        "--nodes": len(state.nodes), "--idle-watts": state.idle_watts, "--max-watts": state.max_watts,
+        "--license-total": state.license_total, "--remote-license": state.remote_license,
+        "--rest": state.rest_url is not None,
+    }  # fmt: skip
+    asked = {
+        "--nodes": opts.nodes, "--idle-watts": opts.idle_watts, "--max-watts": opts.max_watts,
+        "--license-total": opts.power_total, "--remote-license": opts.remote_license, "--rest": opts.rest,
+    }  # fmt: skip
+    return [f"{name} {asked[name]}" for name in running if running[name] != asked[name]]
 
 
 @app.command("down")

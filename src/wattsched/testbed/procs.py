@@ -1,9 +1,9 @@
 """Starting, finding and stopping the testbed's processes.
 
 Every daemon is started in the foreground (``-D``, ``-F``) in its own session, its output in a log under the base,
-with ``WATTSCHED_TESTBED=<base>`` in its environment. A process belongs to a testbed when that variable, or the
-base path in its command line, says so, or when it lives in one of the mount namespaces of the testbed's slurmd
-(slurmstepd and the jobs' own processes: they inherit neither the variable nor the command line). ``down`` and a
+with ``WATTSCHED_TESTBED=<base>`` in its environment. A process belongs to a testbed when that variable says so,
+or when it lives in one of the mount namespaces of the testbed's slurmd (slurmstepd and the jobs' own processes:
+they do not inherit the variable). A command line naming the base proves nothing (the user's shell may). ``down`` and a
 stale ``up`` stop exactly those, never anything found by name.
 """
 
@@ -100,20 +100,20 @@ def mount_namespace(pid: int) -> str | None:
 
 
 def processes_of(base: Path, namespaces: set[str]) -> list[psutil.Process]:
-    """Every live process of the testbed under ``base`` (see the module docstring for how they are told)."""
-    mark = f"{MARK}={base}"
+    """Every live process of the testbed under ``base`` (see the module docstring for how they are told), never
+    this process or its ancestors (the shell that runs ``down`` may name the base in its own command line)."""
+    mark = f"{MARK}={base}".encode()
+    mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     found: list[psutil.Process] = []
-    me = os.getpid()
-    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
-        if proc.pid == me or proc.info["status"] == psutil.STATUS_ZOMBIE:
+    for proc in psutil.process_iter(["pid", "status"]):
+        if proc.pid in mine or proc.info["status"] == psutil.STATUS_ZOMBIE:
             continue
         try:
-            cmdline = " ".join(proc.info["cmdline"] or ())
-            if str(base) + "/" in cmdline + "/" or mount_namespace(proc.pid) in namespaces:
+            if mount_namespace(proc.pid) in namespaces:
                 found.append(proc)
                 continue
             with open(f"/proc/{proc.pid}/environ", "rb") as fh:
-                if mark.encode() + b"\0" in fh.read() + b"\0":
+                if mark in fh.read().split(b"\0"):
                     found.append(proc)
         except (OSError, psutil.Error):
             continue
