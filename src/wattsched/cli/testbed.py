@@ -142,4 +142,6 @@ def status(dir: DirOption = DEFAULT_DIR) -> None:
         lic = st.license
         console.print(f"license {lic['name']}: {lic['used']} of {lic['total']} W used")
     if not st.running:
+        dead = [d["name"] for d in st.daemons if not d["alive"]]
+        err.print(f"the testbed is down; dead: {', '.join(dead)}" if dead else "the testbed is down")
         raise typer.Exit(code=1)

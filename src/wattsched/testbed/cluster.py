@@ -85,7 +85,7 @@ def _clean_stale(base: Path) -> bool:
     procs = processes_of(base, namespaces)
     if procs:
         stop([p.pid for p in procs])
-    return bool(procs) or state is not None
+    return bool(procs) or bool(state is not None and state.pids)  # pids are emptied by a clean down
 
 
 def up(opts: TestbedOptions) -> UpResult:
