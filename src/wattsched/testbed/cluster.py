@@ -213,10 +213,11 @@ def down(base: Path, purge: bool = False) -> DownResult:
         namespaces |= {ns for pid in state.pids.values() if (ns := _ns_of_slurmd(pid))}
         if alive(state.pids.get("slurmctld")):
             cancelled = _cancel_all(state, namespaces)
-        for name, pid in reversed(list(state.pids.items())):
-            if alive(pid):
-                stop([pid])
-                stopped.append(name)
+        # reverse start order; the slurmd (and what came after them) stop together: one at a time took 5 s for 8
+        for group in _stop_groups(list(state.pids)):
+            pids = {name: state.pids[name] for name in group if alive(state.pids[name])}
+            stop(list(pids.values()))
+            stopped += list(pids)
     left = processes_of(base, namespaces)
     survivors = stop([p.pid for p in left]) if left else []
     if purge and not survivors:
@@ -225,6 +226,16 @@ def down(base: Path, purge: bool = False) -> DownResult:
         state.pids = {}
         state.save(base)
     return DownResult(cancelled, stopped, survivors, purged=purge and not survivors)
+
+
+def _stop_groups(names: list[str]) -> list[list[str]]:
+    """The daemons of testbed.json (in start order) as groups to stop one after the other: first everything
+    started after slurmctld (the slurmd, the power daemon, slurmrestd) at once, then the rest one by one, in
+    reverse start order."""
+    if "slurmctld" not in names:
+        return [[name] for name in reversed(names)]
+    cut = names.index("slurmctld") + 1
+    return [names[cut:][::-1], *[[name] for name in reversed(names[:cut])]]
 
 
 def _ns_of_slurmd(pid: int) -> str | None:
