@@ -243,3 +243,13 @@ def test_up_status_down_idempotence_stale_state_and_no_survivor() -> None:
         assert down["cancelled_jobs"] == 1 and down["survivors"] == []
         assert procs.processes_of(cluster.base, namespaces) == []
         assert base not in Path("/proc/self/mounts").read_text()
+
+
+def test_up_on_a_file_fails_in_one_line(tmp_path: Path) -> None:
+    if os.geteuid() != 0 or shutil.which("slurmctld") is None:
+        pytest.skip("up checks root and the Slurm packages first")
+    (tmp_path / "afile").write_text("")
+    done = CliRunner().invoke(app, ["testbed", "up", "--dir", str(tmp_path / "afile")])
+    assert done.exit_code == 2
+    lines = done.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {tmp_path / 'afile'}: File exists")

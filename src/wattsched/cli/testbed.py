@@ -55,6 +55,8 @@ def up(
         result = start(opts)
     except TestbedError as exc:
         fail(str(exc))
+    except OSError as exc:  # the folder cannot be made or written (a file in the way, a read-only disk)
+        fail(f"{dir}: {exc.strerror or exc} ({exc.filename or dir})")
     state = result.state
     if result.already_running:
         err.print(f"a testbed already runs in {state.base}: nothing started")
