@@ -157,8 +157,11 @@ def own_testbed(**options: Any) -> Iterator[SlurmCluster]:
     try:
         try:
             result = up(TestbedOptions(base=base, **options))
-        except TestbedError as exc:
-            cannot_start(str(exc))
+        except TestbedError:
+            try:  # once more: a free port taken between the pick and the bind is the one transient cause
+                result = up(TestbedOptions(base=base, **options))
+            except TestbedError as exc:
+                cannot_start(str(exc))
         yield SlurmCluster(base, result.state)
     finally:
         left = down(base)

@@ -38,7 +38,7 @@ def start_munge(base: Path, env: dict[str, str]) -> int:
     sock = d / "munge.socket"
     argv = [f"{SBIN}/munged", "-F", f"--socket={sock}", f"--key-file={key}",
             f"--pid-file={d / 'munged.pid'}", f"--log-file={d / 'munged.log'}", f"--seed-file={d / 'munged.seed'}",
-            "--num-threads=2"]  # fmt: skip
+            "--num-threads=4"]  # fmt: skip
     pid = spawn(argv, d / "munged.out", base, env, user="munge")
     wait_until(lambda: run(["munge", "-n", f"--socket={sock}"]).returncode == 0, 10, "munged", d / "munged.log", pid)
     return pid
