@@ -135,12 +135,14 @@ class SlurmCluster:
         if jobs:
             self.run("scancel", *jobs, check=False)
         deadline = time.monotonic() + 30
+        states: list[str] = []
         while time.monotonic() < deadline:
-            states = self.run("sinfo", "-h", "-N", "-o", "%T").stdout.split()
-            if states and all(s == "idle" for s in states):
+            states = self.run("sinfo", "-h", "-N", "-o", "%N=%T").stdout.split()
+            if states and all(s.endswith("=idle") for s in states):
                 return
             time.sleep(0.2)
-        raise AssertionError("nodes not idle 30 s after scancel")
+        queue = self.run("squeue", "-h", "-o", "%i %T %R", check=False).stdout.strip().replace("\n", "; ")
+        raise AssertionError(f"nodes not idle 30 s after scancel: {' '.join(states)}; squeue: {queue}")
 
 
 @contextlib.contextmanager

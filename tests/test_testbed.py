@@ -120,7 +120,7 @@ def _wait(predicate, timeout: float, what: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.slurm
 @pytest.mark.slow
-def test_node_power_in_slurm_is_the_jobs_job_test_power(slurm_cluster: SlurmCluster) -> None:
+def test_node_power_in_slurm_is_the_jobs_test_power(slurm_cluster: SlurmCluster) -> None:
     job = slurm_cluster.submit(user="wsalice", nodes=2, seconds=30, power=250, name="power")
     try:
         slurm_cluster.wait_state(job, ["RUNNING"])
