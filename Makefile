@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint layers typecheck docs bench clean browser
+.PHONY: setup demo test test-fast lint layers typecheck docs bench clean browser testbed-deps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -28,11 +28,25 @@ browser:
 	      || echo "warning: chromium could not be installed; the dashboard test fails under CI=true"; \
 	  else echo "note: no chromium found; the dashboard rendering test needs it (set WATTSCHED_CHROMIUM)"; fi; }
 
+# The local Slurm testbed (`wattsched testbed`, docs/testbed.md) and the tests marked slurm: Debian's Slurm 22.05,
+# munge and MariaDB, installed when missing (as root). Never slurm-wlm-emulator: it replaces slurmd and slurmctld.
+TESTBED_PACKAGES := slurmctld slurmd slurm-client munge slurmdbd slurmrestd slurm-wlm-basic-plugins \
+	slurm-wlm-mysql-plugin slurm-wlm-jwt-plugin mariadb-server mariadb-client
+testbed-deps:
+	@command -v slurmctld >/dev/null 2>&1 && command -v mariadbd >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 \
+	  && command -v slurmrestd >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's Slurm, munge and MariaDB (for the local testbed and its tests)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      $(TESTBED_PACKAGES) >/dev/null) \
+	      || echo "warning: the Slurm packages could not be installed; the slurm tests fail under CI=true"; \
+	  else echo "note: no Slurm found; the testbed and the slurm tests need (as root): apt-get install --no-install-recommends $(TESTBED_PACKAGES)"; fi; }
+
 # Python sources the linters check (docs/hooks holds the MkDocs hook that writes the API pages).
 LINTED := src tests bench docs/hooks
 
 # make test: every check CI runs, then the whole suite; make test-fast skips the tests marked slow (> 10 s).
-test: lint typecheck browser
+test: lint typecheck browser testbed-deps
 	$(BIN)/python -m pytest -q
 
 test-fast: lint typecheck

@@ -13,6 +13,9 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
     settings.load_profile("ci")
 
+# The live local Slurm cluster (``slurm_cluster``) of the tests marked slurm: tests/slurm_fixtures.py.
+pytest_plugins = ["slurm_fixtures"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 

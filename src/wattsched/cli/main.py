@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap
+from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap, testbed
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
 from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
@@ -35,6 +35,7 @@ app.add_typer(campaign.app, name="campaign")
 app.add_typer(eamc.app, name="eamc")
 app.add_typer(rmap.app, name="rmap")
 app.add_typer(platforms.app, name="platforms")
+app.add_typer(testbed.app, name="testbed")
 
 
 def _print_version(value: bool) -> None:

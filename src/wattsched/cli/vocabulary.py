@@ -131,6 +131,14 @@ OPTION_MEANINGS: dict[str, str] = {
     "--overestimate": "users overestimate t_req by up to this share",
     "--arrival-scale": "mean inter-arrival time over the mean t_req",
     "--cab-data": "the parameters of the synthetic Cab model",
+    # the local Slurm testbed (docs/testbed.md)
+    "--dir": "the local testbed's folder (configuration, state, logs)",
+    "--idle-watts": "a testbed node's power without a job (W)",
+    "--max-watts": "a testbed node's power at most (W)",
+    "--license-total": "the testbed's power license count (W)",
+    "--remote-license": "define the testbed's power budget as a remote license in slurmdbd",
+    "--rest": "also start slurmrestd with JWT",
+    "--purge": "also delete the testbed's folder",
 }
 
 
