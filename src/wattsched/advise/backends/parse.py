@@ -197,7 +197,7 @@ def _count(j: _Job, tres: dict[str, str], key: str, field_name: str) -> int | No
 
 
 def _step_energy(j: _Job, nodes: int) -> float | None:
-    """Energy from the steps when the job level has none. Sum of the ``srun`` steps' consumed energy (each
+    """Energy from the steps when the job level has none. Sum of the ``srun`` steps' energy (each
     covers all of its nodes); when there is no ``srun`` step, the ``batch`` step only for a one-node job (it
     measures the first node only, so for more nodes it would under-count: None, not accounted)."""
     steps = j.job.get("steps")
@@ -209,10 +209,12 @@ def _step_energy(j: _Job, nodes: int) -> float | None:
             raise j.fail(f"steps[{k}]", f"is a {type(step).__name__}, expected an object")
         ident = step.get("step")
         sid = ident.get("name", ident.get("id")) if isinstance(ident, dict) else ident
+        # 22.05 quirk (recorded): a step's energy is under tres.requested.total; tres.consumed holds other counts
         tres = step.get("tres")
-        consumed = tres.get("consumed") if isinstance(tres, dict) else None
-        total = _tres(j, consumed.get("total") if isinstance(consumed, dict) else None, f"steps[{k}].tres.consumed")
-        energy = _count(j, total, "energy", f"steps[{k}].tres.consumed")
+        requested = tres.get("requested") if isinstance(tres, dict) else None
+        where = f"steps[{k}].tres.requested.total"
+        total = _tres(j, requested.get("total") if isinstance(requested, dict) else None, where)
+        energy = _count(j, total, "energy", where)
         if not energy:
             continue
         if str(sid) in _NON_SRUN_STEPS:
