@@ -89,7 +89,8 @@ def _setting(config: Mapping[str, Any] | object | None, key: str, default: Any =
 def make_backend(config_backend: Mapping[str, Any] | object | None, env: Mapping[str, str]) -> Backend:
     """The backend a configuration asks for: ``kind`` ``cli`` (default) or ``rest``; ``timeout`` seconds;
     ``license`` (the power license's name, found when unset); ``slurm_conf`` (else ``SLURM_CONF`` of ``env``);
-    ``lookback`` seconds; for rest ``url`` and ``token`` (else ``SLURM_JWT`` of ``env``, else ``scontrol token``)."""
+    ``lookback`` seconds; for rest ``url`` (else ``SLURMRESTD_URL``), ``token`` (else ``SLURM_JWT`` of ``env``, else
+    ``scontrol token``) and ``user`` (the token's user, else ``SLURM_JWT_USER``, else the current user)."""
     kind = str(_setting(config_backend, "kind", _setting(config_backend, "type", "cli")) or "cli").lower()
     timeout = float(_setting(config_backend, "timeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT)
     if not timeout > 0:
@@ -111,5 +112,5 @@ def make_backend(config_backend: Mapping[str, Any] | object | None, env: Mapping
         url = _setting(config_backend, "url") or env.get("SLURMRESTD_URL")
         if not url:
             raise BackendError("backend kind rest needs backend.url (e.g. http://127.0.0.1:6820) or SLURMRESTD_URL")
-        return SlurmREST(str(url), _setting(config_backend, "token"), **common)
+        return SlurmREST(str(url), _setting(config_backend, "token"), user=_setting(config_backend, "user"), **common)
     raise BackendError(f"backend.kind {kind!r} is not one of: cli, rest")
