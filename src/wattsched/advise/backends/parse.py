@@ -49,6 +49,11 @@ def load_json(text: str | bytes, source: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise SlurmAnswerError(source, None, None, f"a JSON {type(doc).__name__}, expected an object")
     errors = doc.get("errors")
+    if isinstance(errors, list):  # 22.05 sacct/slurmdbd: an empty answer is the "error" "Nothing found with query"
+        errors = [
+            e for e in errors if not (isinstance(e, dict) and str(e.get("error", "")).startswith("Nothing found"))
+        ]
+        doc.setdefault("jobs", [])
     if errors:
         first = errors[0] if isinstance(errors, list) else errors
         why = first.get("error") or first.get("description") if isinstance(first, dict) else first
