@@ -201,7 +201,7 @@ class SlurmCLI:
         text = self.run(["scontrol", "show", "reservation", "-o"])
         out = {}
         for line in text.splitlines():
-            kv = p._key_values(line)
+            kv = p.key_values(line)
             name = kv.get("ReservationName", "")
             if name == CAP_RESERVATION or name.startswith(CAP_RESERVATION + "-"):
                 out[name] = kv

@@ -25,7 +25,8 @@ from wattsched.advise.records import (
     SlurmAnswerError,
 )
 from wattsched.dataset.hostlist import expand_hostlist
-from wattsched.workload.sacct.json import _json_tres, _number
+from wattsched.workload.sacct.json import json_number as _number
+from wattsched.workload.sacct.json import json_tres as _json_tres
 from wattsched.workload.sacct.record import Reject
 from wattsched.workload.sacct.units import limit_or_none
 
@@ -289,7 +290,7 @@ def finished_jobs(doc: dict[str, Any], source: str, since: float | None, license
     return tuple(out)
 
 
-def _key_values(line: str) -> dict[str, str]:
+def key_values(line: str) -> dict[str, str]:
     """``Key=Value Key2=Value with spaces`` of a one-line ``scontrol show -o`` record: a value runs to the next
     `` Key=`` (OS= and Reason= hold spaces)."""
     out: dict[str, str] = {}
@@ -304,7 +305,7 @@ def nodes_from_scontrol(text: str, source: str) -> tuple[NodePower, ...]:
     for k, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("No nodes"):
             continue
-        kv = _key_values(line)
+        kv = key_values(line)
         name = kv.get("NodeName")
         if not name:
             raise SlurmAnswerError(source, f"line {k}", "NodeName", f"missing in {line[:40]!r}")
@@ -359,7 +360,7 @@ def licenses_from_scontrol(text: str, source: str) -> dict[str, LicenseState]:
     for k, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        kv = _key_values(line)
+        kv = key_values(line)
         name = kv.get("LicenseName")
         if not name:
             raise SlurmAnswerError(source, f"line {k}", "LicenseName", f"missing in {line[:40]!r}")
