@@ -196,3 +196,9 @@ def read_json(
         f"{n_steps} nested step record(s) folded into their jobs (not rejects)",
     ]
     return jobs, rejects, header, notes
+
+
+#: The number-wrapper and TRES readers under public names: the advisor parses live 22.05 answers with them
+#: (wattsched.advise.backends.parse).
+json_number = _number
+json_tres = _json_tres
