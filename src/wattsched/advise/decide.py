@@ -169,9 +169,9 @@ def decide(
 
     # the budget (licenses and shadow modes: gate sites have no license)
     lic = obs.license
-    if mode != "gate" and lic is not None and budget is not None and budget != lic.total:
-        if not fresh and budget > lic.total:
-            plan.notes.append(f"stale data: budget not raised from {lic.total} W to {budget} W")
+    if mode != "gate" and lic is not None and budget is not None and budget != lic.budget:
+        if not fresh and budget > lic.budget:
+            plan.notes.append(f"stale data: budget not raised from {lic.budget} W to {budget} W")
         else:
             plan.actions.append(
                 Action(
@@ -179,7 +179,7 @@ def decide(
                     None,
                     budget,
                     f"cap {cap:.0f} W implies a license total of {budget} W",
-                    previous=lic.total,
+                    previous=lic.budget,
                     details={"license": lic.name, "remote": lic.remote},
                 )
             )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wattsched.advise.config import AdvisorConfig
-from wattsched.advise.decide import Plan, decide, idle_of
+from wattsched.advise.decide import Plan, budget_for, decide, idle_of
 from wattsched.advise.learn import PowerLearner
 from wattsched.advise.records import (
     PENDING,
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 #: The longest wait between two cycles while Slurm does not answer, in seconds.
 MAX_BACKOFF = 300.0
+#: How far ahead a time-varying cap is compiled into license reservations (seconds): the cap holds this long
+#: while the advisor is down.
+WINDOW_HORIZON = 7 * 86_400.0
 
 
 class Sleeper(Protocol):
@@ -95,6 +98,7 @@ class Advisor:
         self.version = ""
         self.last_time: float | None = None  # the previous cycle's time (shadow mode's "would delay" window)
         self.cycles = 0
+        self._scheduled: tuple[object, ...] | None = None  # the budgets last compiled into reservations
 
     # -- one cycle -------------------------------------------------------------------------------------------
     def cycle(self) -> CycleResult:
@@ -149,11 +153,57 @@ class Advisor:
             delayed=plan.delayed,
             advanced=plan.advanced,
         )
+        if self._compiles_windows(obs):
+            self._schedule_windows(obs, plan, idle, now, result)
         self.store.record_predictions(plan.rows, now)
         self.store.forget(set(applied) - {j.job_id for j in pending})
-        result.failed_actions = self._apply(plan, now, result)
+        result.failed_actions += self._apply(plan, now, result)
         result.ok = result.failed_actions == 0
         return self._finish(result)
+
+    def _compiles_windows(self, obs: Observation) -> bool:
+        """A time-varying cap on a local license is held by reservations made ahead (``schedule_budget``), so it
+        holds while the advisor is down; a constant cap or a remote license is set cycle by cycle."""
+        lic = obs.license
+        return self.config.mode == "licenses" and self.config.cap.watts is None and lic is not None and not lic.remote
+
+    def _schedule_windows(
+        self, obs: Observation, plan: Plan, idle: float | None, now: float, result: CycleResult
+    ) -> None:
+        """Replace the plan's ``set_budget`` by the reservations of the cap's changes over the next
+        ``WINDOW_HORIZON``, reconciled every cycle and logged when they change."""
+        assert obs.license is not None
+        plan.actions = [a for a in plan.actions if a.kind != "set_budget"]
+        total = obs.license.total
+        steps = [(now, self.config.cap.at(now)), *self.config.cap.changes(now, now + WINDOW_HORIZON)]
+        budgets: list[tuple[float, int]] = []
+        for t, cap in steps:
+            budget = budget_for(cap, obs, self.config, idle)
+            if cap is not None and budget is None:
+                return  # the idle power is unknown (net): decide already noted it; nothing is loosened
+            budgets.append((t, total if budget is None else min(budget, total)))
+        key = tuple(budgets[1:]) + ((budgets[0][1],) if budgets else ())
+        try:
+            self.backend.schedule_budget(budgets)
+        except (SlurmUnavailable, SlurmAnswerError) as exc:
+            result.failed_actions += 1
+            self.store.record_failure(now, mode=self.config.mode, error=f"cap windows: {exc}")
+            return
+        if key != self._scheduled:
+            self._scheduled = key
+            action = Action(
+                "set_budget",
+                None,
+                budgets[0][1],
+                f"cap windows compiled into license reservations ({len(budgets)} budget(s) over the next "
+                f"{WINDOW_HORIZON / 86_400:g} days)",
+                previous=obs.license.budget,
+                details={"changes": [[t, w] for t, w in budgets]},
+            )
+            self.store.audit([action], cycle=result.cycle, mode=self.config.mode, applied=True, t=now)
+            row = _action_row(action, now, self.config.mode, True, None)
+            result.actions.append(row)
+            self._log_action(row)
 
     def _idle_watts(self, obs: Observation) -> float | None:
         """The idle power of one node: the configured value, else measured on idle nodes and kept in the store."""

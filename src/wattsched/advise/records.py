@@ -87,6 +87,12 @@ class LicenseState:
     total: int
     used: int
     remote: bool
+    reserved_by_cap: int = 0  # the part of a local license the advisor's active cap reservations hold
+
+    @property
+    def budget(self) -> int:
+        """The power jobs may hold now: the total less what the advisor's cap reservations keep unusable."""
+        return self.total - self.reserved_by_cap
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ Each call's latency is kept in :attr:`SlurmCLI.latencies` (the status file and t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -139,6 +140,8 @@ class SlurmCLI:
         lic = self.licenses().get(self.license_name)
         if lic is None:
             raise SlurmAnswerError("scontrol show licenses", None, None, f"license {self.license_name!r} is gone")
+        if not lic.remote:
+            lic = dataclasses.replace(lic, reserved_by_cap=self.reserved_by_cap())
         return Observation(now, queue, finished, nodes, lic, self.version)
 
     # -- apply ------------------------------------------------------------------------------------------------
@@ -194,6 +197,18 @@ class SlurmCLI:
                 self.run(["scontrol", "delete", f"ReservationName={CAP_RESERVATION}"], change=True)
             return
         self._put_reservation(CAP_RESERVATION, None, None, reserved, current.get(CAP_RESERVATION))
+
+    def reserved_by_cap(self) -> int:
+        """How much of the (local) power license the advisor's active cap reservations hold now."""
+        total = 0
+        for kv in self.reservations().values():
+            if kv.get("State", "").upper() != "ACTIVE":
+                continue
+            for item in kv.get("Licenses", "").split(","):
+                name, _, count = item.partition(":")
+                if name == self.license_name and count.isdigit():
+                    total += int(count)
+        return total
 
     def reservations(self) -> dict[str, dict[str, str]]:
         """The advisor's reservations (``wattsched-cap`` and ``wattsched-cap-*``) by name, as ``scontrol show

@@ -19,6 +19,7 @@ slurmrestd answers 401).
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import json
 import time
@@ -141,6 +142,8 @@ class SlurmREST:
         lic = self.licenses().get(self.license_name)
         if lic is None:
             raise SlurmAnswerError(f"GET {API}/licenses", None, None, f"license {self.license_name!r} is gone")
+        if not lic.remote:  # 22.05's REST has no reservations endpoint for licenses: the Slurm tools
+            lic = dataclasses.replace(lic, reserved_by_cap=self.cli.reserved_by_cap())
         return Observation(now, queue, finished, nodes, lic, self.version)
 
     def apply(self, action: Action) -> None:
