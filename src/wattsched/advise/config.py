@@ -266,7 +266,7 @@ class PowerConfig(_Strict):
     """What a job's power means, one definition everywhere (module docstring)."""
 
     definition: Literal["net", "gross"] = "net"
-    idle_watts_per_node: Watts | None = None  # None = measured (median CurrentWatts of idle nodes, in the store)
+    idle_watts_per_node: Watts | None = None  # None = measured (lowest CurrentWatts of idle nodes, in the store)
     max_watts_per_node: Watts | None = None  # a node's full worst-case power; None = unknown (the budget bounds)
 
     @model_validator(mode="after")

@@ -8,7 +8,7 @@ Rules (each one tested in tests/test_advise_decide.py):
    ``net``); never above the budget — a job predicted above the whole budget gets the budget, so it runs alone
    (logged, and noted in its row).
 2. **Budget**: the license total the cap implies now — ``net``: ``cap − Σ idle of every node`` (the idle power per
-   node: the configured one, else the measured one, else the median CurrentWatts of the idle nodes of this
+   node: the configured one, else the measured one, else the lowest CurrentWatts of the idle nodes of this
    observation; unknown → no budget, nothing is sized against it, no release in gate mode); ``gross``: the cap.
    A ``set_budget`` action when it differs from the license's total; never raised on stale data.
 3. **Only pending, not-yet-started jobs** are changed; running jobs are never touched.
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,14 +68,29 @@ class Plan:
 
 
 def idle_of(obs: Observation, config: AdvisorConfig, idle_watts: float | None) -> float | None:
-    """The idle power of one node: configured, else measured (the store's), else the median CurrentWatts of
-    the idle nodes of ``obs``; None when none is known."""
+    """The idle power of one node: configured, else measured (the store's), else the lowest CurrentWatts of the
+    idle nodes of ``obs``; None when none is known.
+
+    The lowest, not the median: a node its job has just left still reports the job's power for a second or two
+    (Slurm samples the meter every ``AcctGatherNodeFreq``), and on the testbed the median of four nodes read 350 W
+    of a true 100 W right after jobs ended, which would have cut the budget to nothing. Nodes powered down,
+    drained or down, and zero readings, are left out."""
     if config.power.idle_watts_per_node is not None:
         return float(config.power.idle_watts_per_node)
     if idle_watts is not None:
         return idle_watts
-    seen = [n.current_watts for n in obs.nodes if n.current_watts is not None and n.state.upper().startswith("IDLE")]
-    return statistics.median(seen) if seen else None
+    seen = [
+        n.current_watts
+        for n in obs.nodes
+        if n.current_watts is not None and n.current_watts > 0 and _plain_idle(n.state)
+    ]
+    return min(seen) if seen else None
+
+
+def _plain_idle(state: str) -> bool:
+    """IDLE and nothing that changes its power (``IDLE+POWERED_DOWN``, ``IDLE+DRAIN``, ...)."""
+    flags = state.upper().split("+")
+    return flags[0] == "IDLE" and not any(f.startswith(("POWER", "DRAIN", "DOWN", "FAIL")) for f in flags[1:])
 
 
 def budget_for(cap: float | None, obs: Observation, config: AdvisorConfig, idle: float | None) -> int | None:

@@ -119,7 +119,7 @@ class AdvisorStore:
         return None if value is None else float(value)
 
     def idle_watts(self) -> float | None:
-        """The measured idle power of one node (median CurrentWatts of idle nodes), None before any measurement."""
+        """The measured idle power of one node (lowest CurrentWatts of idle nodes), None before any measurement."""
         value = self._meta("idle_watts")
         return None if value is None else float(value)
 

@@ -149,10 +149,13 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
     summary = dict(result.summary)
     from wattsched.cli.common import console
 
-    console.print(f"What the cap would have cost and saved on {dump.name}:")
-    for key, value in summary.items():
-        if not isinstance(value, dict | list):
-            console.print(f"  {key}: {value:,.6g}" if isinstance(value, float) else f"  {key}: {value}")
+    console.print(_replay_table(summary, dump))
+    console.print(
+        f"{summary['jobs']} jobs replayed ({summary['rejected']} rejected, {summary['jobs_without_energy']} without "
+        f"energy), {summary['machine_size']} nodes ({summary['machine_size_source']}); {summary['jobs_delayed']} "
+        f"jobs delayed by the cap; {summary['instants_over_cap']} instants over the cap (at most "
+        f"{summary['max_over_cap_watts']:,.0f} W over)"
+    )
     if report_dir is not None:
         from wattsched.report.advisor import write_replay_figure
 
@@ -161,6 +164,34 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
             console.print(f"wrote {path}")
         summary = summary | {"files": [str(p) for p in written]}
     emit_json(summary)
+
+
+def _replay_table(summary: dict[str, Any], dump: Path) -> Any:
+    """The replay's figures with and without the cap, one row per measure."""
+    from rich.table import Table
+
+    table = Table(title=f"What the cap would have cost and saved on {dump.name}")
+    for column in ("measure", "with the cap", "without", "change"):
+        table.add_column(column, justify="left" if column == "measure" else "right")
+    wait = summary["wait_s"]
+    for stat in ("mean", "median", "p95"):
+        row = [wait["capped"][stat], wait["uncapped"][stat], wait["increase"][stat]]
+        table.add_row(f"wait, {stat} (s)", *(f"{v:,.1f}" for v in row))
+    peak = summary["peak_watts"]
+    table.add_row("peak power (W)", f"{peak['capped']:,.0f}", f"{peak['uncapped']:,.0f}", f"-{peak['saved']:,.0f}")
+    energy = summary["energy_j"]
+    table.add_row(
+        "energy (J)", f"{energy['capped']:,.0f}", f"{energy['uncapped']:,.0f}",
+        f"{energy['capped'] - energy['uncapped']:+,.0f}",
+    )  # fmt: skip
+    span = summary["makespan_s"]
+    table.add_row(
+        "makespan (s)",
+        f"{span['capped']:,.0f}",
+        f"{span['uncapped']:,.0f}",
+        f"{span['capped'] - span['uncapped']:+,.0f}",
+    )
+    return table
 
 
 def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:

@@ -181,6 +181,24 @@ def _start_all(opts: TestbedOptions, state: TestbedState, env: dict[str, str]) -
         wait_until(lambda: _port_open(state.ports["slurmrestd"]), 15, "slurmrestd", log / "slurmrestd.log")
 
 
+def restart_slurmctld(base: Path) -> int:
+    """Stop slurmctld and start it again on its saved state (jobs survive, as on a real controller restart): what
+    a controller restart looks like to the advisor. Returns the new pid, saved in ``testbed.json``."""
+    state = TestbedState.load(base.resolve())
+    if state is None or not alive(state.pids.get("slurmctld")):
+        raise TestbedError(f"{base}: no running testbed slurmctld to restart")
+    env = state.env()
+    stop([state.pids["slurmctld"]])
+    log = base / "log"
+    ctld = spawn([f"{services.SBIN}/slurmctld", "-D", "-i", "-f", state.slurm_conf], log / "slurmctld.out", base, env)
+    state.pids["slurmctld"] = ctld
+    state.save(base.resolve())
+    wait_until(
+        lambda: run(["scontrol", "ping"], env=env).stdout.count("UP") > 0, 30, "slurmctld", log / "slurmctld.log", ctld
+    )
+    return ctld
+
+
 def _port_open(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
