@@ -234,6 +234,8 @@ def test_job_submit_lua_default_license_refusals_and_gate() -> None:
         default = 2 * int(re.search(r"DEFAULT_WATTS_PER_NODE = (\d+)", job_submit_lua().read_text())[1])  # type: ignore[index]
         assert fields["Licenses"] == f"power:{default}"
         assert "wattsched:default" in fields["AdminComment"]
+        ranged = c.submit(user="wsbob", seconds=30, name="ranged", extra=["--nodes=1-2"])
+        assert c.job_fields(ranged)["Licenses"] == f"power:{default}"  # the largest count: the worst case
         own = c.submit(user="wsalice", seconds=30, license_watts=300, name="own")
         assert c.job_fields(own)["Licenses"] == "power:300" and "wattsched" not in c.job_fields(own).get(
             "AdminComment", ""

@@ -118,6 +118,15 @@ def test_node_power_and_licenses_from_text_and_rest() -> None:
     )
 
 
+def test_license_requests() -> None:
+    assert p.license_watts("matlab:2,power:450", "power", "s", "job 1") == 450
+    assert p.license_watts("power@site*300", "power@site", "s", "job 1") == 300
+    assert p.license_watts("matlab", "power", "s", "job 1") is None
+    assert p.license_watts("power", "power", "s", "job 1") == 1
+    with pytest.raises(SlurmAnswerError, match="field licenses"):
+        p.license_watts("power:1:2", "power", "s", "job 1")
+
+
 def test_no_power_license_says_the_line_to_add() -> None:
     with pytest.raises(LookupError, match=r"Licenses=power:<total watts>"):
         p.power_license({}, "scontrol show licenses")
@@ -138,7 +147,7 @@ def _job7(doc: dict) -> dict:
     [
         (lambda d: _job7(d).pop("job_state"), "job_state"),
         (lambda d: _job7(d).update(node_count="two"), "node_count"),
-        (lambda d: _job7(d).update(licenses="power=600"), "licenses"),
+        (lambda d: _job7(d).update(licenses="power:6:00"), "licenses"),
         (lambda d: _job7(d).update(priority=[1]), "priority"),
         (lambda d: _job7(d).update(job_id="7"), "job_id"),
         (lambda d: d.update(jobs={"7": 1}), "jobs"),

@@ -36,7 +36,7 @@ ENDED_STATES = frozenset(
 )
 #: Step ids that are not ``srun`` steps: their energy is partial (``batch`` counts the first node only).
 _NON_SRUN_STEPS = frozenset({"batch", "extern", "interactive"})
-_LICENSE_ITEM = re.compile(r"^(?P<name>[^:*]+)[:*](?P<count>\d+)$")
+_LICENSE_ITEM = re.compile(r"^(?P<name>[^:*]+)(?:[:*](?P<count>\d+))?$")  # a bare name counts 1, as in sbatch -L
 
 
 def load_json(text: str | bytes, source: str) -> dict[str, Any]:
@@ -136,7 +136,7 @@ def license_watts(text: str, name: str, source: str, record: str) -> int | None:
         if not m:
             raise SlurmAnswerError(source, record, "licenses", f"{item[:40]!r} is not name:count")
         if m.group("name") == name:
-            return int(m.group("count"))
+            return int(m.group("count") or 1)
     return None
 
 

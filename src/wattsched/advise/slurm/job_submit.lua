@@ -2,7 +2,7 @@
 job_submit.lua shipped with wattsched (`wattsched advise`, docs/advisor.md): keeps the power cap while the
 advisor is down.
 
-At submit, every job that does not ask for the power license gets a conservative one (nodes x
+At submit, every job that does not ask for the power license gets a conservative one (its largest node count x
 DEFAULT_WATTS_PER_NODE) and the AdminComment marker "wattsched:default", so Slurm's own license accounting caps the
 cluster even before the advisor has looked at the job. In gate mode (GATE = true) every job is also held at submit
 (priority 0, marker "wattsched:gate"); the advisor releases it when its predicted power fits. On modify, a user
@@ -58,7 +58,11 @@ end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
    if power_count(job_desc.licenses) == nil then
-      local nodes = job_desc.min_nodes
+      -- the most nodes the job may get (--nodes=2-4: 4), so the default stays the worst case
+      local nodes = job_desc.max_nodes
+      if unset(nodes) then
+         nodes = job_desc.min_nodes
+      end
       if unset(nodes) then
          nodes = 1
       end
