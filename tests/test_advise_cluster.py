@@ -199,10 +199,10 @@ def test_licenses_mode_keeps_measured_power_under_the_cap_and_learns(tmp_path: P
             _advisor(c, state, "--config", str(config), "--cap", f"{cap}W", "--status-file", str(status)),
         ):
             assert _wait_first_cycle(status)["budget"] == cap - NODES * IDLE
-            first = [c.submit(user=u, power=w, seconds=6, name="learn") for u, w in truth.items() for _ in range(2)]
+            first = [c.submit(user=u, power=w, seconds=8, name="learn") for u, w in truth.items() for _ in range(2)]
             _wait_done(c, first, timeout=120)
             time.sleep(3)  # the advisor records the completed jobs (sacct) in its next cycle
-            second = [c.submit(user=u, power=w, seconds=8, name="run") for _ in range(4) for u, w in truth.items()]
+            second = [c.submit(user=u, power=w, seconds=10, name="run") for _ in range(4) for u, w in truth.items()]
             _wait_done(c, second, timeout=240)
             time.sleep(3)  # a cycle or two more: the last jobs' energy reaches the store
         jobs = first + second

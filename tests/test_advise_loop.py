@@ -208,3 +208,21 @@ def test_metrics_expose_the_last_cycle(tmp_path: Path) -> None:
     assert "wattsched_advisor_cap_watts 1400.0" in text
     assert "wattsched_advisor_measured_watts 400.0" in text
     assert "wattsched_advisor_pending_jobs 3.0" in text
+
+
+def test_a_node_just_released_does_not_set_the_idle_power(tmp_path: Path) -> None:
+    """A node its job has just left still reports the job's power: it counts only once seen idle 3 cycles."""
+    cluster = _cluster_with_history()
+    cfg = _config(tmp_path)
+    with AdvisorStore(cfg.state) as store:
+        advisor = Advisor(cfg, cluster, store)
+        assert advisor.cycle().budget == 1000  # 1400 − 4 × 100, measured on the idle cluster
+        idle_n1 = cluster.nodes[0]
+        busy = tuple(replace(n, state="ALLOCATED", current_watts=450.0) for n in cluster.nodes[1:])
+        cluster.nodes = (replace(idle_n1, state="ALLOCATED", current_watts=350.0), *busy)
+        assert advisor.cycle().budget == 1000  # every node busy: the stored idle power
+        cluster.nodes = (replace(idle_n1, current_watts=350.0), *busy)  # n1 released, still at its job's 350 W
+        for _ in range(2):
+            assert advisor.cycle().budget == 1000 and store.idle_watts() == 100.0
+        cluster.nodes = (replace(idle_n1, current_watts=110.0), *busy)
+        assert advisor.cycle().budget == 1400 - 4 * 110  # settled: three looks in a row

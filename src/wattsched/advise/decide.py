@@ -82,12 +82,12 @@ def idle_of(obs: Observation, config: AdvisorConfig, idle_watts: float | None) -
     seen = [
         n.current_watts
         for n in obs.nodes
-        if n.current_watts is not None and n.current_watts > 0 and _plain_idle(n.state)
+        if n.current_watts is not None and n.current_watts > 0 and plain_idle(n.state)
     ]
     return min(seen) if seen else None
 
 
-def _plain_idle(state: str) -> bool:
+def plain_idle(state: str) -> bool:
     """IDLE and nothing that changes its power (``IDLE+POWERED_DOWN``, ``IDLE+DRAIN``, ...)."""
     flags = state.upper().split("+")
     return flags[0] == "IDLE" and not any(f.startswith(("POWER", "DRAIN", "DOWN", "FAIL")) for f in flags[1:])

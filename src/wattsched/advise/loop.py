@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wattsched.advise.config import AdvisorConfig
-from wattsched.advise.decide import Plan, budget_for, decide, idle_of
+from wattsched.advise.decide import Plan, budget_for, decide, plain_idle
 from wattsched.advise.learn import PowerLearner
 from wattsched.advise.records import (
     PENDING,
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 #: The longest wait between two cycles while Slurm does not answer, in seconds.
 MAX_BACKOFF = 300.0
+#: Consecutive cycles a node must be seen idle before its CurrentWatts counts as the idle power.
+SETTLED_CYCLES = 3
 #: How far ahead a time-varying cap is compiled into license reservations (seconds): the cap holds this long
 #: while the advisor is down.
 WINDOW_HORIZON = 7 * 86_400.0
@@ -98,6 +100,7 @@ class Advisor:
         self.version = ""
         self.last_time: float | None = None  # the previous cycle's time (shadow mode's "would delay" window)
         self.cycles = 0
+        self._idle_streak: dict[str, int] = {}  # node -> consecutive cycles seen idle
         self._scheduled: tuple[object, ...] | None = None  # the budgets last compiled into reservations
 
     # -- one cycle -------------------------------------------------------------------------------------------
@@ -210,11 +213,19 @@ class Advisor:
         configured = self.config.power.idle_watts_per_node
         if configured is not None:
             return float(configured)
-        measured = idle_of(obs, self.config, None)  # the idle nodes of this observation
-        if measured is not None:
+        idle_now = {n.name for n in obs.nodes if n.current_watts and n.current_watts > 0 and plain_idle(n.state)}
+        self._idle_streak = {name: self._idle_streak.get(name, 0) + 1 for name in idle_now}
+        stored = self.store.idle_watts()
+        # settled: idle for SETTLED_CYCLES looks in a row. A node its job has just left reports the job's power
+        # until Slurm's next meter sample; on the testbed a lone such node once set the idle power to 250 W of a
+        # true 100 W, and every job's learned net power fell by 150 W. With nothing stored yet, one look will do.
+        need = SETTLED_CYCLES if stored is not None else 1
+        settled = [n.current_watts for n in obs.nodes if self._idle_streak.get(n.name, 0) >= need and n.current_watts]
+        if settled:
+            measured = float(min(settled))
             self.store.set_idle_watts(measured)
             return measured
-        return self.store.idle_watts()
+        return stored
 
     def _apply(self, plan: Plan, now: float, result: CycleResult) -> int:
         """Apply the plan's actions (not in shadow mode), one audit row each; returns how many failed."""

@@ -29,7 +29,11 @@ from wattsched.testbed.config import TestbedState
 DEFAULT_TEST_POWER = 100
 
 #: The sampling period in seconds (Slurm reads the counters every AcctGatherNodeFreq=1 s).
-PERIOD_S = 1.0
+#: Seconds between two looks at the running jobs. A quarter second: a job's first and last instants are then at
+#: most 0.25 s at the wrong power, so its energy in sacct is within ~3 % of its test power for jobs of 8 s and
+#: more (at 1 s, a 6-s job's mean power read 10-15 % low, and predictions learned from it were that far under the
+#: truth). One `squeue --json` takes ~6 ms.
+PERIOD_S = 0.25
 
 _TESTPOWER = re.compile(r"(?:^|[\s,;])testpower=(\d+(?:\.\d+)?)")
 
@@ -72,6 +76,7 @@ def run(base: Path) -> None:
     counters = Path(state.counters)
     energy = {node: float(read_energy(counters, node)) for node in state.nodes}  # a restart continues
     jobs: dict[int, tuple[list[str], float]] = {}
+    drawn = node_watts(state, jobs)  # what each node drew since ``last``
     last = time.time()
     with open(state.power_log, "a", buffering=1) as log:
         while True:
@@ -84,11 +89,12 @@ def run(base: Path) -> None:
             except (subprocess.TimeoutExpired, ValueError) as exc:
                 print(f"squeue --json: {exc}", file=sys.stderr, flush=True)
             now = time.time()
+            for node, w in drawn.items():  # the interval just ended, at the power drawn during it
+                energy[node] += w * (now - last)
             watts = node_watts(state, jobs)
             for node, w in watts.items():
-                energy[node] += w * (now - last)
                 write_counters(counters, node, round(w), int(energy[node]))
-            last = now
+            drawn, last = watts, now
             line = {"t": round(now, 3), "total_w": round(sum(watts.values()), 1), "nodes": watts,
                     "jobs": {str(j): nodes for j, (nodes, _) in jobs.items()}}  # fmt: skip
             log.write(json.dumps(line) + "\n")
