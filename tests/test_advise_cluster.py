@@ -381,3 +381,30 @@ def test_a_cap_changed_at_run_time_takes_effect_within_one_cycle(tmp_path: Path)
             time.sleep(3)
             fields = c.job_fields(big)
             assert fields["JobState"] == "PENDING" and fields["Reason"] == "Licenses", fields
+
+
+def test_gate_mode_releases_held_jobs_that_fit_and_fails_closed(tmp_path: Path) -> None:
+    """GATE = true in job_submit.lua: every job is held at submit; the advisor releases jobs in submit order while
+    their predicted power fits (no history: the 400 W worst case each, budget 1,100 − 3 × 100 = 800 W),
+    and with the advisor stopped nothing is released."""
+    with own_testbed(nodes=3, idle_watts=IDLE, max_watts=MAX) as c:
+        _install_lua(c, gate=True)
+        state = tmp_path / "gate.sqlite"
+        config = str(_config(tmp_path, f"idle_watts_per_node = {IDLE}\n"))  # appended to the [power] table
+        jobs = [c.submit(user="wsalice", power=300, seconds=12, name="g") for _ in range(3)]
+        time.sleep(2)
+        for job in jobs:  # AdminComment holds "wattsched:default wattsched:gate": read the raw text
+            text = c.run("scontrol", "show", "job", str(job)).stdout
+            assert "JobState=PENDING" in text and "wattsched:gate" in text, text
+        with _advisor(c, state, "--config", config, "--cap", "1100W", "--mode", "gate"):
+            for job in jobs[:2]:
+                c.wait_state(job, ["RUNNING"], timeout=30)
+            time.sleep(3)
+            assert c.job_fields(jobs[2])["JobState"] == "PENDING"  # 2 × 400 W committed: the third does not fit
+            c.wait_state(jobs[2], ["RUNNING", "COMPLETED"], timeout=60)  # released once one has ended
+        late = c.submit(user="wsbob", power=100, seconds=3, name="late")
+        time.sleep(4)
+        assert c.job_fields(late)["JobState"] == "PENDING"  # no advisor: it stays held (fails closed)
+        with AdvisorStore(state) as store:
+            audit = store.frame("audit")
+        assert audit.filter((audit["kind"] == "release") & (audit["applied"] == 1)).height == 3

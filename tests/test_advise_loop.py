@@ -226,3 +226,34 @@ def test_a_node_just_released_does_not_set_the_idle_power(tmp_path: Path) -> Non
             assert advisor.cycle().budget == 1000 and store.idle_watts() == 100.0
         cluster.nodes = (replace(idle_n1, current_watts=110.0), *busy)
         assert advisor.cycle().budget == 1400 - 4 * 110  # settled: three looks in a row
+
+
+class WindowCluster(FakeCluster):
+    """A cluster whose backend records the budgets the loop compiles into reservations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scheduled: list[list[tuple[float, int]]] = []
+
+    def schedule_budget(self, changes: list[tuple[float, int]]) -> None:
+        self.scheduled.append(list(changes))
+
+
+def test_cap_windows_on_a_local_license_are_compiled_into_reservations_every_cycle(tmp_path: Path) -> None:
+    cluster = WindowCluster()
+    cluster.finished = _cluster_with_history().finished
+    start, end = cluster.now + 3600, cluster.now + 7200  # a 1,000 W window in an hour, 1,400 W around it
+    cfg = _config(
+        tmp_path,
+        cap={"default": "1400W", "windows": [{"start": start, "end": end, "watts": "1000W"}]},
+    )
+    with AdvisorStore(cfg.state) as store:
+        advisor = Advisor(cfg, cluster, store)
+        first = advisor.cycle()
+        second = advisor.cycle()
+    assert cluster.scheduled[0] == [(cluster.now, 1000), (start, 600), (end, 1000)]  # budget = cap − 4 × 100
+    assert cluster.scheduled[1] == cluster.scheduled[0]  # reconciled every cycle
+    assert not any(a.kind == "set_budget" for a in cluster.applied)  # no constant reservation on top
+    logged = [row for row in first.actions if row["kind"] == "set_budget"]
+    assert len(logged) == 1 and logged[0]["details"]["changes"][1] == [start, 600]
+    assert not [row for row in second.actions if row["kind"] == "set_budget"]  # logged when they change only

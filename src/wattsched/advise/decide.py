@@ -16,8 +16,9 @@ Rules (each one tested in tests/test_advise_decide.py):
 5. **Stale data** (``fresh=False``: sacct or the node query failed this cycle): a license is never lowered, only
    raised or kept; no release in gate mode; the budget is not raised.
 6. **Gate mode** (no license in slurm.conf): jobs held by the advisor's ``job_submit.lua`` gate (held, reason
-   ``JobHeldAdmin``, AdminComment marker ``wattsched:gate``; an admin's own hold is never released) are released
-   in submit order while predicted running power + the pending jobs already released + this job ≤ budget; the
+   ``JobHeldUser`` (how 22.05 shows a priority-0 hold set at submit) or ``JobHeldAdmin``, AdminComment marker
+   ``wattsched:gate``; an admin's own hold is never released) are released in submit order while predicted
+   running power + the pending jobs already released + this job ≤ budget; the
    first that does not fit stops the releases, so no job overtakes a held one.
    It fails closed: without a budget (cap known, idle unknown) or on stale data, nothing is released.
 7. **Shadow mode**: the licenses-mode actions, flagged not to be applied, plus per job "would delay" (a running job
@@ -44,8 +45,9 @@ __all__ = ["GATE_MARKER", "GATE_REASONS", "Plan", "budget_for", "decide", "idle_
 
 log = logging.getLogger(__name__)
 
-#: The state reasons of jobs held by the advisor's gate (job_submit.lua holds them with priority 0 as admin).
-GATE_REASONS = frozenset({"JobHeldAdmin"})
+#: The state reasons of jobs held by the advisor's gate: job_submit.lua sets priority 0 at submit, which 22.05
+#: shows as JobHeldUser (JobHeldAdmin when an operator holds with the marker kept).
+GATE_REASONS = frozenset({"JobHeldAdmin", "JobHeldUser"})
 #: The AdminComment marker job_submit.lua sets on the jobs it holds: an admin's own hold is never released.
 GATE_MARKER = "wattsched:gate"
 

@@ -177,6 +177,7 @@ def queued_jobs(doc: dict[str, Any], source: str, license_name: str) -> tuple[Qu
                 held=priority == 0,
                 reason=j.text("state_reason", required=False),
                 node_names=names,
+                admin_comment=j.text("admin_comment", required=False),  # the job_submit.lua markers
             )
         )
     return tuple(out)
