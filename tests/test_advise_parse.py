@@ -13,7 +13,8 @@ import pytest
 from wattsched.advise.backends import BackendError, check_version, parse_version
 from wattsched.advise.backends import parse as p
 from wattsched.advise.backends.cli import budget_windows
-from wattsched.advise.records import SlurmAnswerError
+from wattsched.advise.records import Observation, SlurmAnswerError
+from wattsched.advise.store import AdvisorStore
 
 DATA = Path(__file__).parent / "data" / "slurm-22.05"
 
@@ -215,3 +216,43 @@ def test_budget_windows_compile_changes() -> None:
     assert budget_windows([(now - 100, 100), (now - 10, 2000)], 2000, now) == {}  # past windows dropped
     with pytest.raises(BackendError):
         budget_windows([(now, -1)], 2000, now)
+
+
+def _recorded_observation(store_path: Path) -> tuple[Observation, AdvisorStore]:
+    """The recorded cluster as one Observation, its ended jobs recorded in a fresh store."""
+    queue = p.queued_jobs(_doc("squeue.json"), "squeue --json", "power")
+    finished = p.finished_jobs(_doc("sacct.json"), "sacct --json", None, "power")
+    nodes = p.nodes_from_scontrol((DATA / "scontrol-show-node.txt").read_text(), "scontrol show node")
+    lic = p.licenses_from_scontrol((DATA / "scontrol-show-license.txt").read_text(), "scontrol show licenses")
+    now = max(j.end_time for j in finished) + 1
+    store = AdvisorStore(store_path)
+    store.record_finished(finished, 100.0, now=now)
+    return Observation(now, queue, finished, nodes, lic["power"], "22.05.8"), store
+
+
+@pytest.mark.parametrize("mode", ["licenses", "gate"])
+def test_decisions_on_the_recorded_cluster(tmp_path: Path, mode: str) -> None:
+    """Decide on the recorded 22.05 answers: wsalice's jobs drew 250 W and wsbob's 150 W above the 100 W idle
+    (the recording's test power); the pending jobs are sized between that and the 400 W worst case, running jobs
+    are left alone, the cap sets the budget, and a user's own hold is never released by the gate."""
+    from wattsched.advise.config import load_config
+    from wattsched.advise.decide import decide
+    from wattsched.advise.learn import PowerLearner
+
+    obs, store = _recorded_observation(tmp_path / "s.sqlite")
+    cfg = load_config(None, cap="1500W", mode=mode, power__max_watts_per_node=500)
+    pending = [j for j in obs.queue if j.state == "PENDING"]
+    running = [j for j in obs.queue if j.state == "RUNNING"]
+    assert [j.job_id for j in pending] == [7, 8, 9] and [j.job_id for j in running] == [5, 6]
+    estimates = PowerLearner(cfg).estimate(store.history_frame(), pending + running, obs.time, idle_watts=100.0)
+    plan = decide(obs, estimates, cfg, applied={}, idle_watts=None, fresh=True, now=obs.time)
+    store.close()
+    by_job = {a.job_id: a for a in plan.actions}
+    assert 5 not in by_job and 6 not in by_job
+    if mode == "gate":
+        assert plan.actions == []  # job 9 is held by its user, without the gate's marker
+        return
+    assert plan.budget == 1500 - 8 * 100 and by_job[None].kind == "set_budget" and by_job[None].previous == 1000
+    assert 250 <= by_job[7].value <= 400 and by_job[7].previous == 600  # wsalice, 1 node: lowered from 600 W
+    assert 4 * 150 <= by_job[8].value <= 4 * 400 and by_job[8].previous is None  # wsbob, 4 nodes: sized
+    assert 150 <= by_job[9].value <= 400 and by_job[9].previous == 100  # raised: 100 W is below its history
