@@ -100,7 +100,7 @@ def test_jobs_without_energy_still_hold_nodes(tmp_path: Path) -> None:
     assert s["jobs_without_energy"] == 12 and s["learned_jobs"] == 0
 
 
-RECORDED = Path(__file__).parent / "data" / "advise" / "sacct-22.05.json"
+RECORDED = Path(__file__).parent / "data" / "slurm-22.05" / "sacct.json"
 
 
 def test_replay_reads_a_recorded_slurm_22_05_sacct_answer() -> None:

@@ -8,28 +8,13 @@ from __future__ import annotations
 
 import os
 import time
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from wattsched.cli.choices import AdviseMode, BackendKind
 from wattsched.cli.common import emit_json, err, fail, output, warn
-
-
-class AdviseMode(StrEnum):
-    """How the advisor acts on Slurm (docs/advisor.md, "Modes")."""
-
-    licenses = "licenses"
-    shadow = "shadow"
-    gate = "gate"
-
-
-class BackendKind(StrEnum):
-    """How the advisor talks to Slurm."""
-
-    cli = "cli"
-    rest = "rest"
 
 
 def _overrides(**options: Any) -> dict[str, Any]:

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from enum import StrEnum
 
 __all__ = [
+    "AdviseMode",
     "Aggregate",
+    "BackendKind",
     "CabData",
     "CapBasis",
     "Completion",
@@ -199,3 +201,18 @@ def policy_name(value: str | None) -> str | None:
 def power_check_name(value: str | None) -> str | None:
     """--power-check in lower case (Gaussian95, QUANTILE:0.99): check names are case-insensitive."""
     return None if value is None else value.lower()
+
+
+class AdviseMode(StrEnum):
+    """How the advisor acts on Slurm (docs/advisor.md, "Modes")."""
+
+    licenses = "licenses"
+    shadow = "shadow"
+    gate = "gate"
+
+
+class BackendKind(StrEnum):
+    """How the advisor talks to Slurm."""
+
+    cli = "cli"
+    rest = "rest"
