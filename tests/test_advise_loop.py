@@ -257,3 +257,19 @@ def test_cap_windows_on_a_local_license_are_compiled_into_reservations_every_cyc
     logged = [row for row in first.actions if row["kind"] == "set_budget"]
     assert len(logged) == 1 and logged[0]["details"]["changes"][1] == [start, 600]
     assert not [row for row in second.actions if row["kind"] == "set_budget"]  # logged when they change only
+
+
+def test_predictions_are_recorded_when_they_change_not_every_cycle(tmp_path: Path) -> None:
+    cluster = _cluster_with_history()
+    cfg = _config(tmp_path)
+    with AdvisorStore(cfg.state) as store:
+        advisor = Advisor(cfg, cluster, store)
+        for _ in range(5):
+            advisor.cycle()
+        assert store.frame("predictions").height == 3  # three pending jobs, each predicted once
+    cluster.finished.append(_finished(40, "carol", 200.0, end=4300.0))
+    cluster.now += 60
+    with AdvisorStore(cfg.state) as store:  # a new process knows what was recorded
+        Advisor(cfg, cluster, store).cycle()
+        predictions = store.frame("predictions")
+    assert predictions.height == 4 and predictions.filter(predictions["job_id"] == 3).height == 2  # carol learned

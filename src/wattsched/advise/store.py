@@ -73,6 +73,7 @@ class AdvisorStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._last_prediction: dict[int, tuple[Any, Any, Any]] | None = None  # per pending job, as last recorded
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
@@ -217,16 +218,31 @@ class AdvisorStore:
             self.db.executemany("DELETE FROM applied WHERE job_id = ?", [(int(j),) for j in job_ids])
 
     def record_predictions(self, rows: Iterable[dict[str, Any]], t: float) -> None:
-        """One row per job: job_id, watts_per_node, license, source, has_history (a decision plan's rows)."""
+        """The decision plan's rows (job_id, watts_per_node, license, source, has_history) whose prediction or
+        license changed since the job's last recorded row: a job pending for a day at a 15-s interval is one
+        row per change, not 5,760 rows."""
+        if self._last_prediction is None:  # a new process: the latest row of every job recorded before
+            self._last_prediction = {
+                int(job): (watts, lic, source)
+                for job, watts, lic, source in self.db.execute(
+                    "SELECT p.job_id, p.watts_per_node, p.license, p.source FROM predictions p JOIN"
+                    " (SELECT job_id, MAX(time) AS t FROM predictions GROUP BY job_id) m"
+                    " ON p.job_id = m.job_id AND p.time = m.t"
+                )
+            }
+        rows = list(rows)
+        current = {int(r["job_id"]): (r.get("watts_per_node"), r.get("license"), r.get("source")) for r in rows}
+        changed = [r for r in rows if self._last_prediction.get(int(r["job_id"])) != current[int(r["job_id"])]]
         with self._tx():
             self.db.executemany(
                 "INSERT OR REPLACE INTO predictions (job_id, time, watts_per_node, license, source, has_history)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     (r["job_id"], t, r.get("watts_per_node"), r.get("license"), r.get("source"), r.get("has_history"))
-                    for r in rows
+                    for r in changed
                 ],
             )
+        self._last_prediction = current  # the jobs pending now: the others have left the queue
 
     # ------------------------------------------------------------------------------------------------ log
     def audit(
