@@ -276,7 +276,7 @@ def test_faults_kill_9_mid_cycle_slurmctld_restart_and_a_malformed_answer(tmp_pa
             text=True,
         )
         assert first.returncode == 0, first.stderr
-        history = [c.submit(user="wsalice", power=250, seconds=3, name="h") for _ in range(2)]
+        history = [c.submit(user="wsalice", power=250, seconds=8, name="h") for _ in range(2)]
         _wait_done(c, history, timeout=60)
         blocker = c.submit(user="wsbob", power=100, seconds=120, nodes=2, name="blocker")
         c.wait_state(blocker, ["RUNNING"])
@@ -324,8 +324,9 @@ def test_faults_kill_9_mid_cycle_slurmctld_restart_and_a_malformed_answer(tmp_pa
         )
         assert done.returncode == 0, done.stderr
         after = _licenses(c, pending)
-        # learned: lowered from the default, never below the jobs' true power (250 W above idle)
-        assert all(v is not None and 250 <= v < MAX - IDLE for v in after.values()), after
+        # learned: lowered from the default, to about the jobs' true power (250 W above idle) with the margin on
+        # top; sacct's energy misses a job's first and last instants at full power, a few per cent of 8 s
+        assert all(v is not None and 0.95 * 250 <= v < MAX - IDLE for v in after.values()), after
         with AdvisorStore(state) as store:
             assert store.history_frame().height == 2
             audit = store.frame("audit")

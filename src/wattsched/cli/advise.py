@@ -90,9 +90,13 @@ def advise(
     """Keep a Slurm cluster under a power cap: learn each job's power from completed jobs, give every pending job
     the power license its prediction needs, and let Slurm's backfill do the rest."""
     if print_job_submit_lua:
-        from importlib.resources import files
+        from wattsched.advise.slurm import job_submit_lua
 
-        typer.echo(files("wattsched.advise").joinpath("slurm/job_submit.lua").read_text(encoding="utf-8"), nl=False)
+        lua = job_submit_lua()
+        if output.json:  # stdout holds the JSON: the path, not the file
+            emit_json({"job_submit_lua": str(lua)})
+        else:
+            typer.echo(lua.read_text(encoding="utf-8"), nl=False)
         return
     from wattsched.advise.config import AdvisorConfigError, load_config
 
@@ -114,12 +118,16 @@ def advise(
     except AdvisorConfigError as exc:
         fail(str(exc))
     if replay is not None:
-        _replay(replay, cfg, report_dir, ignored={"--once": once, "--actions": actions, "--metrics-port": metrics_port})
+        ignored = {"--once": once, "--actions": actions, "--metrics-port": metrics_port}
+        emit_json(_replay(replay, cfg, report_dir, ignored))
         return
-    _run(cfg, once=once, actions=actions)
+    summary = _run(cfg, once=once, actions=actions)
+    emit_json(summary)
+    if once and summary.get("error") is not None:
+        raise typer.Exit(code=1)
 
 
-def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, Any]) -> None:
+def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, Any]) -> dict[str, Any]:
     """``--replay``: the offline what-if, one table and (with --report-dir) its files."""
     from wattsched.advise.replay import replay
 
@@ -148,7 +156,7 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
         for path in written:
             console.print(f"wrote {path}")
         summary = summary | {"files": [str(p) for p in written]}
-    emit_json(summary)
+    return summary
 
 
 def _replay_table(summary: dict[str, Any], dump: Path) -> Any:
@@ -179,8 +187,9 @@ def _replay_table(summary: dict[str, Any], dump: Path) -> Any:
     return table
 
 
-def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
-    """The live loop (or one cycle): build the backend and the store, cycle, report on stop."""
+def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
+    """The live loop (or one cycle): build the backend and the store, cycle, report on stop. Returns the summary:
+    ``--once``'s cycle, or the loop's cycle count and its last cycle."""
     from wattsched.advise.backends import make_backend
     from wattsched.advise.loop import Advisor, CycleResult, Metrics
     from wattsched.advise.records import SlurmAnswerError, SlurmUnavailable
@@ -211,15 +220,11 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
 
     with AdvisorStore(state_path) as store:
         advisor = Advisor(cfg, slurm, store, actions_log=actions, on_cycle=on_cycle, on_note=warn)
-        cycles = 0
         try:
             if once:
                 result = advisor.cycle()
                 _print_cycle(result)
-                emit_json(result.as_json())
-                if result.error is not None:
-                    raise typer.Exit(code=1)
-                return
+                return result.as_json()
             if not output.quiet:
                 err.print(
                     f"advisor running: mode {cfg.mode}, every {cfg.interval:g} s, state {state_path}; "
@@ -227,8 +232,6 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
                 )
 
             def sleep(seconds: float) -> bool:
-                nonlocal cycles
-                cycles += 1
                 time.sleep(seconds)
                 return False
 
@@ -238,6 +241,7 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> None:
         finally:
             if cfg.mode == "shadow" and cfg.report_dir is not None and not once:
                 _shadow_report(store, Path(cfg.report_dir))
+        return {"cycles": advisor.cycles, "state": str(state_path), "mode": cfg.mode}
 
 
 def _shadow_report(store: Any, folder: Path) -> None:

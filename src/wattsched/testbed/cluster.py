@@ -29,8 +29,8 @@ from wattsched.testbed.config import (
 )
 from wattsched.testbed.procs import (
     TestbedError,
-    alive,
     mount_namespace,
+    owned,
     processes_of,
     require_programs,
     run,
@@ -62,7 +62,8 @@ def running_state(base: Path) -> TestbedState | None:
     state = TestbedState.load(base)
     if state is None or not state.pids:
         return None
-    return state if all(alive(pid) for pid in state.pids.values()) else None
+    base = base.resolve()
+    return state if all(owned(pid, base) for pid in state.pids.values()) else None
 
 
 def _check_traversable(base: Path) -> None:
@@ -185,7 +186,7 @@ def restart_slurmctld(base: Path) -> int:
     """Stop slurmctld and start it again on its saved state (jobs survive, as on a real controller restart): what
     a controller restart looks like to the advisor. Returns the new pid, saved in ``testbed.json``."""
     state = TestbedState.load(base.resolve())
-    if state is None or not alive(state.pids.get("slurmctld")):
+    if state is None or not owned(state.pids.get("slurmctld"), base.resolve()):
         raise TestbedError(f"{base}: no running testbed slurmctld to restart")
     env = state.env()
     stop([state.pids["slurmctld"]])
@@ -228,12 +229,12 @@ def down(base: Path, purge: bool = False) -> DownResult:
     stopped: list[str] = []
     if state is not None:
         namespaces = {ns for ns in state.namespaces if ns}
-        namespaces |= {ns for pid in state.pids.values() if (ns := _ns_of_slurmd(pid))}
-        if alive(state.pids.get("slurmctld")):
+        namespaces |= {ns for pid in state.pids.values() if owned(pid, base) and (ns := _ns_of_slurmd(pid))}
+        if owned(state.pids.get("slurmctld"), base):
             cancelled = _cancel_all(state, namespaces)
         # reverse start order; the slurmd (and what came after them) stop together: one at a time took 5 s for 8
         for group in _stop_groups(list(state.pids)):
-            pids = {name: state.pids[name] for name in group if alive(state.pids[name])}
+            pids = {name: state.pids[name] for name in group if owned(state.pids[name], base)}
             stop(list(pids.values()))
             stopped += list(pids)
     left = processes_of(base, namespaces)

@@ -99,25 +99,42 @@ def mount_namespace(pid: int) -> str | None:
         return None
 
 
+def _marker(pid: int) -> str | None:
+    """The testbed base a process was started for (its ``WATTSCHED_TESTBED`` variable), None when it has none."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            for item in fh.read().split(b"\0"):
+                if item.startswith(MARK.encode() + b"="):
+                    return item.split(b"=", 1)[1].decode(errors="replace")
+    except OSError:
+        return None
+    return None
+
+
+def owned(pid: int | None, base: Path) -> bool:
+    """Whether ``pid`` runs and was started for the testbed under ``base``. A pid saved in testbed.json may have
+    been reused by another process since (pid_max is 32,768 here, and a test run spawns tens of thousands): only
+    an owned pid is ever signalled."""
+    return bool(pid) and alive(pid) and _marker(int(pid or 0)) == str(base)
+
+
 def processes_of(base: Path, namespaces: set[str]) -> list[psutil.Process]:
     """Every live process of the testbed under ``base`` (see the module docstring for how they are told), never
-    this process or its ancestors (the shell that runs ``down`` may name the base in its own command line)."""
-    mark = f"{MARK}={base}".encode()
+    this process or its ancestors (the shell that runs ``down`` may name the base in its own command line).
+
+    A process counts when it carries the testbed's marker, or when it lives in one of ``namespaces`` (its slurmd
+    mount namespaces: job steps lose the marker). A namespace where a process of *another* testbed lives is never
+    one of ours: the kernel reuses the numbers of dead namespaces, so a stale one from testbed.json can name a
+    live namespace of another testbed."""
     mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
-    found: list[psutil.Process] = []
+    procs = []
     for proc in psutil.process_iter(["pid", "status"]):
         if proc.pid in mine or proc.info["status"] == psutil.STATUS_ZOMBIE:
             continue
-        try:
-            if mount_namespace(proc.pid) in namespaces:
-                found.append(proc)
-                continue
-            with open(f"/proc/{proc.pid}/environ", "rb") as fh:
-                if mark in fh.read().split(b"\0"):
-                    found.append(proc)
-        except (OSError, psutil.Error):
-            continue
-    return found
+        procs.append((proc, _marker(proc.pid), mount_namespace(proc.pid)))
+    others = {ns for _, mark, ns in procs if mark is not None and mark != str(base) and ns}
+    wanted = namespaces - others
+    return [proc for proc, mark, ns in procs if mark == str(base) or (ns is not None and ns in wanted)]
 
 
 def stop(pids: Sequence[int], timeout: float = 10) -> list[int]:

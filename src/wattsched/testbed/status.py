@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wattsched.testbed.config import TestbedState
-from wattsched.testbed.procs import alive, run
+from wattsched.testbed.procs import owned, run
 
 
 @dataclass
@@ -35,8 +35,8 @@ def status(base: Path) -> TestbedStatus | None:
     if state is None:
         return None
     out = TestbedStatus(base=str(base), slurm_conf=state.slurm_conf, rest_url=state.rest_url)
-    out.daemons = [{"name": n, "pid": p, "alive": alive(p)} for n, p in state.pids.items()]
-    if not alive(state.pids.get("slurmctld")):
+    out.daemons = [{"name": n, "pid": p, "alive": owned(p, base)} for n, p in state.pids.items()]
+    if not owned(state.pids.get("slurmctld"), base):
         return out
     env = state.env()
     nodes = run(["scontrol", "show", "node", "-o"], env=env)  # 22.05's scontrol has no --json
