@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from wattsched.cli.choices import AdviseMode, BackendKind
-from wattsched.cli.common import emit_json, err, fail, output, warn
+from wattsched.cli.common import emit_json, err, fail, output, report_rejects, warn
 
 
 def _overrides(**options: Any) -> dict[str, Any]:
@@ -139,6 +139,7 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
     if not dump.exists():
         fail(f"{dump}: no such file (a recorded `sacct --json` or `sacct -P` history)")
     result = replay(dump, cfg)
+    report_rejects(result.rejects, result.provenance.format)  # each rejected record's reason, on stderr
     summary = dict(result.summary)
     from wattsched.cli.common import console
 
