@@ -190,15 +190,18 @@ def _replay_table(summary: dict[str, Any], dump: Path) -> Any:
 
 def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
     """The live loop (or one cycle): build the backend and the store, cycle, report on stop. Returns the summary:
-    ``--once``'s cycle, or the loop's cycle count and its last cycle."""
-    from wattsched.advise.backends import make_backend
+    ``--once``'s cycle, or the loop's cycle count, state file and mode."""
+    from wattsched.advise.backends import BackendError, make_backend
     from wattsched.advise.loop import Advisor, CycleResult, Metrics
     from wattsched.advise.records import SlurmAnswerError, SlurmUnavailable
     from wattsched.advise.store import AdvisorStore
 
-    try:
-        slurm = make_backend(cfg.backend, os.environ)
-    except (SlurmUnavailable, SlurmAnswerError, ValueError) as exc:
+    try:  # the top-level `license` key names the power license (else "power" or "power@<server>" is found)
+        settings = cfg.backend.model_dump() | {"license": cfg.license}
+        if settings["token"] is None and settings["token_env"]:
+            settings["token"] = os.environ.get(settings["token_env"])
+        slurm = make_backend(settings, os.environ)
+    except (BackendError, SlurmUnavailable, SlurmAnswerError, ValueError) as exc:
         fail(str(exc))
     state_path = Path(cfg.state)
     if actions is None and cfg.mode == "shadow":
