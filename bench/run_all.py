@@ -1,10 +1,14 @@
-"""Run every benchmark (`make bench`); figures are copied into docs/performance.md by hand, with the date."""
+"""Run every benchmark (`make bench`), then print one table of every recorded target (bench/targets.py).
+
+Figures are copied into docs/performance.md by hand, with the date."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import targets
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
@@ -28,3 +32,5 @@ if __name__ == "__main__":
     for name in BENCHMARKS:
         print(f"== {name}", flush=True)
         subprocess.run([sys.executable, str(HERE / name)], check=True)
+    print("== targets", flush=True)
+    print(targets.table())
