@@ -1,5 +1,5 @@
 """``python -m wattsched``: the same command line as ``wattsched``."""
 
-from wattsched.cli import app
+from wattsched.cli.entry import main
 
-app(prog_name="wattsched")
+main(prog_name="wattsched")

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -20,18 +20,11 @@ from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulat
 from wattsched.engine.windows import cut_one_window, prestate_mode
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
 from wattsched.metrics.allocation import evalys_jobs
-from wattsched.power.platform import job_dynamic_estimates, naive_estimates
-from wattsched.power.run import (
-    ESTIMATE_COLUMNS,
-    PowerSetup,
-    power_outputs,
-    reject_never_fitting,
-    with_estimates,
-)
-from wattsched.predict.online import CombinedPredictor
-from wattsched.predict.power_history import HistoryConfig
 from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
 from wattsched.workload.load import load_workload
+
+if TYPE_CHECKING:  # the power model loads pydantic and SciPy: imported by the runs that use it
+    from wattsched.power.run import PowerSetup
 
 __all__ = ["OUTPUT_FORMATS", "RunOutput", "resolve_machine_size", "run_policy", "workload_window", "write_run"]
 
@@ -119,6 +112,8 @@ def run_policy(
     if online_power is not None and power is None:
         raise ValueError("an online power predictor needs a power setup (platform, check and cap)")
     if power is not None:
+        from wattsched.power.run import ESTIMATE_COLUMNS, reject_never_fitting, with_estimates
+
         if online_power is None:
             jobs = with_estimates(jobs, power)
             jobs, rejects = reject_never_fitting(jobs, rejects, power, read.provenance.source)
@@ -157,6 +152,8 @@ def run_policy(
         }
     timeline = None
     if power is not None:
+        from wattsched.power.run import power_outputs
+
         timeline, summary["power"] = power_outputs(jobs, result.schedule, power, size, baseline=baseline)
         if online_power is not None:
             summary["power"]["power_source"] = f"online {online_power}"
@@ -178,6 +175,9 @@ def _online_estimates(
     if online_power is not None:
         if power is None:
             raise ValueError("an online power predictor needs a power setup (platform, check and cap)")
+        from wattsched.power.platform import job_dynamic_estimates, naive_estimates
+        from wattsched.predict.power_history import HistoryConfig
+
         setup = power  # bound once: the converter below keeps it
         power_options = dict(options.get("power", {}))
         history = power_options.pop("history", None) or HistoryConfig(fallback_watts=setup.platform.max_node_watts)
@@ -199,6 +199,8 @@ def _online_estimates(
 
     if online_runtime is not None:
         parts.append(make_runtime_predictor(online_runtime, **options.get("runtime", {})))
+    from wattsched.predict.online import CombinedPredictor
+
     predictor = parts[0] if len(parts) == 1 else CombinedPredictor(*parts)
     return OnlineEstimates(predictor, runtime="pred_runtime" if online_runtime else None, power=convert)
 

@@ -1,5 +1,5 @@
 """``python -m wattsched.cli``: the same app as the ``wattsched`` command."""
 
-from wattsched.cli import app
+from wattsched.cli.entry import main
 
-app()
+main()

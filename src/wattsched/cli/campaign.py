@@ -14,8 +14,7 @@ from rich.table import Table
 from wattsched.cli.choices import Aggregate, Executor
 from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar, warn
 from wattsched.cli.interrupt import exit_interrupted
-from wattsched.core.schema import WorkloadError
-from wattsched.core.store import CampaignError
+from wattsched.core.errors import CampaignError, WorkloadError
 
 if TYPE_CHECKING:
     from wattsched.campaign.runner import CampaignRun

@@ -9,14 +9,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
-import polars as pl
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:  # polars is imported by the commands that use it, not to print --help
+    import polars as pl
 
 __all__ = [
     "MESSAGE_LIMIT",
@@ -229,6 +231,8 @@ def track(items: Iterable[T], total: int, description: str) -> Iterator[T]:
 
 def print_table(frame: pl.DataFrame, title: str) -> None:
     """A data frame as a rich table: text columns left, numbers right, floats with three decimals."""
+    import polars as pl
+
     table = Table(title=title)
     for col in frame.columns:
         table.add_column(col, justify="left" if frame[col].dtype == pl.Utf8 else "right")

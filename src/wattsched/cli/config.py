@@ -76,6 +76,9 @@ def read_config(path: Path, command: Callable[..., Any]) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         fail(f"--config {path}: not valid TOML: {exc}")
     given = {str(k).replace("-", "_"): v for k, v in raw.items()}
+    for k, v in given.items():  # a repeatable option takes one value or a list of them, as on the command line
+        if k in keys and typing.get_origin(keys[k][1]) is list and not isinstance(v, list):
+            given[k] = [v]
     unknown = sorted(set(given) - set(keys))
     if unknown:
         options = ", ".join(sorted(keys))
@@ -99,6 +102,8 @@ def _click_value(value: Any, base: Path) -> Any:
     campaign specs do, so a config file works from any directory. The join is normalised as written
     (``examples/../out``, ``out``): the system would resolve ``..`` after a symlinked folder in the symlink's
     target, i.e. outside the folder the user sees."""
+    if isinstance(value, list):
+        return [_click_value(v, base) for v in value]
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Path):

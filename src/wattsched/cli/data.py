@@ -20,7 +20,7 @@ from wattsched.cli.common import (
     report_rejects,
     warn_ignored_timezone,
 )
-from wattsched.core.schema import WorkloadError
+from wattsched.core.errors import WorkloadError
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
 

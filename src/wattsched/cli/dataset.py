@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 from rich.progress import TextColumn
 
@@ -64,6 +63,8 @@ def dataset_build(
     if jobs is None:
         fail("missing option --job-table (the job table: job_id, start_time, end_time, nodes)")
     # deferred: the dataset builder loads numba, pyarrow and (optionally) dask; `wattsched --help` should not
+    import polars as pl
+
     from wattsched.dataset.build import build_dataset, lock_output, write_outputs
     from wattsched.dataset.extract import ExtractionStats
 

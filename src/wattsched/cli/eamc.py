@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 from rich.table import Table
 
 from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.choices import EamcMix, Executor, Score, ThresholdMode, WeightPlacement, complete_eamc_policy
 from wattsched.cli.common import console, emit_json, fail, parse_items
-from wattsched.core.store import CampaignError
+from wattsched.core.errors import CampaignError
 
 app = typer.Typer(
     help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.", no_args_is_help=True
@@ -152,6 +151,8 @@ def eamc_run(
     """Simulate one workload on the p1/p2 DVFS machine (or the partitions of ``--platform``) under one policy of
     paper 002."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
+    import polars as pl
+
     from wattsched.studies.eamc.dvfs import DVFSConfigError, load_dvfs_platform
     from wattsched.studies.eamc.energy_model import eamc_appdb
     from wattsched.studies.eamc.experiment import run_eamc

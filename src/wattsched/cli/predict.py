@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
 from rich.table import Table
 
@@ -22,10 +21,13 @@ from wattsched.cli.common import (
     report_rejects,
     warn_ignored_timezone,
 )
-from wattsched.core.schema import ReadResult, WorkloadError
+from wattsched.core.errors import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported by the commands themselves, not to print --help
+    import polars as pl
+
+    from wattsched.core.schema import ReadResult
     from wattsched.predict.run import PredictionRun
 
 app = typer.Typer(help="Add online power or runtime predictions to a workload.", no_args_is_help=True)
@@ -52,6 +54,7 @@ def _write_predictions(jobs: pl.DataFrame, read: ReadResult, output: Path) -> No
     The input's rejects are listed by reason and written next to it (``<stem>.rejects.parquet`` or ``.csv``)."""
     # deferred: the writers load pyarrow and numba; `wattsched --help` should not
     from wattsched.core.rejects import rejects_path
+    from wattsched.core.schema import ReadResult
     from wattsched.workload.save import save_workload
 
     left_out = save_workload(ReadResult(jobs, read.rejects, read.provenance), output)

@@ -16,7 +16,7 @@ from rich.text import Text
 from wattsched.cli.choices import complete_paper
 from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track, warn
 from wattsched.cli.interrupt import exit_interrupted
-from wattsched.core.schema import WorkloadError
+from wattsched.core.errors import WorkloadError
 
 
 def reproduce(

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import polars as pl
 import typer
 
 from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.choices import CabData
 from wattsched.cli.common import console, emit_json, fail, parse_items, print_table
-from wattsched.core.store import CampaignError
+from wattsched.core.errors import CampaignError
 
 app = typer.Typer(help="RMAP (paper 004): hardware overprovisioning under a global power bound.", no_args_is_help=True)
 
@@ -79,6 +78,9 @@ def rmap_grid(
         paths = report(output, output / "report")
     except (CampaignError, ValueError, FileNotFoundError, RuntimeError) as exc:
         fail(str(exc))
+
+    import polars as pl
+
     summary = rmap_summary(jobs).filter(pl.col("default_data"))
     emit_json({"output": str(output), "runs": result.total, "seconds": result.seconds, "summary": summary.to_dicts()})
     print_table(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -41,7 +42,7 @@ from wattsched.cli.common import (
     warn_ignored_timezone,
 )
 from wattsched.cli.config import config_callback
-from wattsched.core.schema import WorkloadError
+from wattsched.core.errors import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
 if TYPE_CHECKING:
@@ -63,7 +64,11 @@ def _config(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) 
 
 def simulate(
     workload: Annotated[
-        Path, typer.Option(help="SWF, job table (.parquet, .csv), Batsim or sacct JSON, sacct text, PM100, Eurora.")
+        list[Path],
+        typer.Option(
+            help="SWF, job table (.parquet, .csv), Batsim or sacct JSON, sacct text, PM100, Eurora. Repeat it to "
+            "run the same options on several workloads in one process (DIR/<name>/ each)."
+        ),
     ],
     policy: Annotated[
         str,
@@ -184,7 +189,10 @@ def simulate(
         ),
     ] = None,
 ) -> None:
-    """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power)."""
+    """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power).
+
+    Several ``--workload`` options run the same policy and options on each, in one process (no start-up per
+    run): DIR/<workload name>/ each, a progress bar over the workloads and one summary row per workload."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
     from wattsched.api import run_policy, workload_window, write_run
     from wattsched.engine.simulate import SimulationError
@@ -192,19 +200,49 @@ def simulate(
     from wattsched.policies.registry import CORE_POLICIES, POLICIES
     from wattsched.workload.load import load_workload
 
-    try:
-        chosen: Any = load_policy(policy) if is_policy_reference(policy) else policy
-        read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
+    batch = len(workload) > 1
+
+    def run_one(path: Path, out: Path) -> tuple[Any, dict[str, Path]]:
+        """Read, simulate and write one workload (the whole single-workload command, less its printing)."""
+        size = machine_size
+        read = load_workload(path, machine_size=size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
-        if machine_size is None and not read.provenance.machine_size and platform is not None:
+        if size is None and not read.provenance.machine_size and platform is not None:
             # a default from what is known: the platform's node count when the workload declares no size
             from wattsched.power.platform import load_platform  # deferred with the rest of the toolkit
 
-            machine_size = load_platform(platform).nodes
-            err.print(f"machine size: {machine_size:,} nodes, from platform {platform}", markup=False, highlight=False)
+            size = load_platform(platform).nodes
+            err.print(f"machine size: {size:,} nodes, from platform {platform}", markup=False, highlight=False)
         if window_start is not None:
-            read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=machine_size)
-        elif prestate != "requeue" or window_hours != 24.0:
+            read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=size)
+        simulate_it = partial(
+            run_policy,
+            read,
+            chosen,
+            machine_size=size,
+            window=parse_window(metrics_window),
+            power=power,
+            baseline=baseline,
+            online_power=online_power,
+            online_runtime=online_runtime,
+            runtime_estimate=runtime_estimate,
+        )
+        if read.jobs.height > PROGRESS_THRESHOLD and not batch:
+            with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
+                task = bar.add_task("sim", total=read.jobs.height)
+                run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
+        else:
+            run = simulate_it()
+        paths = write_run(run, out, fmt.value)
+        if html:
+            from wattsched.report.run_report import write_run_report  # deferred: matplotlib
+
+            paths["report"] = write_run_report(out)
+        return run, paths
+
+    try:
+        chosen: Any = load_policy(policy) if is_policy_reference(policy) else policy
+        if window_start is None and (prestate != "requeue" or window_hours != 24.0):
             raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
         power = _power_setup(
             platform,
@@ -231,35 +269,89 @@ def simulate(
                 f"--power-check {power_check} is ignored: {policy} does not check power (the power and the cap are "
                 "still measured); use a power-aware policy such as easy-pc"
             )
-        simulate_it = partial(
-            run_policy,
-            read,
-            chosen,
-            machine_size=machine_size,
-            window=parse_window(metrics_window),
-            power=power,
-            baseline=baseline,
-            online_power=online_power,
-            online_runtime=online_runtime,
-            runtime_estimate=runtime_estimate,
-        )
-        if read.jobs.height > PROGRESS_THRESHOLD:
-            with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
-                task = bar.add_task("sim", total=read.jobs.height)
-                run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
-        else:
-            run = simulate_it()
-        paths = write_run(run, output, fmt.value)
-        if html:
-            from wattsched.report.run_report import write_run_report  # deferred: matplotlib
-
-            paths["report"] = write_run_report(output)
+        if not batch:
+            run, paths = run_one(workload[0], output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    if batch:
+        _simulate_batch(workload, output, policy, run_one, (WorkloadError, SimulationError, ValueError, OSError))
+        return
     emit_json({**run.summary, "files": {k: str(p) for k, p in paths.items()}})
-    _print_summary(run.summary, title=f"{policy} on {workload.name}")
+    _print_summary(run.summary, title=f"{policy} on {workload[0].name}")
     report_rejects(run.rejects, run.provenance.format)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+def batch_folders(workloads: list[Path]) -> list[str]:
+    """One output folder name per workload: its file name without the format's suffixes, made unique with
+    ``-2``, ``-3``... in the order given (two ``log.swf`` of different folders must not overwrite each other)."""
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for path in workloads:
+        stem = path.name.split(".")[0] or path.name
+        seen[stem] = seen.get(stem, 0) + 1
+        names.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
+    return names
+
+
+def _simulate_batch(
+    workloads: list[Path],
+    output: Path,
+    policy: str,
+    run_one: Callable[[Path, Path], tuple[Any, dict[str, Path]]],
+    errors: tuple[type[BaseException], ...],
+) -> None:
+    """Run every workload in this process, DIR/<name>/ each; a workload that fails is one error line and
+    does not stop the others; the command fails when any did (after the others are written)."""
+    rows: list[dict[str, Any]] = []
+    failed: list[dict[str, str]] = []
+    with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("workloads")) as bar:
+        task = bar.add_task("batch", total=len(workloads))
+        for path, name in zip(workloads, batch_folders(workloads), strict=True):
+            try:
+                run, _ = run_one(path, output / name)
+            except errors as exc:
+                line = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
+                err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
+                failed.append({"workload": str(path), "error": str(exc)})
+            else:
+                m = run.summary["metrics"]
+                rows.append(
+                    {
+                        "workload": str(path),
+                        "output": str(output / name),
+                        "jobs": m["n_jobs"],
+                        "rejected": run.summary["workload"]["rejected"],
+                        "wait_mean": m["wait_mean"],
+                        "bounded_slowdown_mean": m["bounded_slowdown_mean"],
+                        "utilisation": m["utilisation"],
+                    }
+                )
+            bar.update(task, advance=1)
+    emit_json({"runs": rows, "failed": failed})
+    table = Table(title=f"{policy} on {len(workloads)} workloads")
+    for col, justify in (
+        ("workload", "left"),
+        ("jobs", "right"),
+        ("rejected", "right"),
+        ("mean wait (s)", "right"),
+        ("mean bounded slowdown", "right"),
+        ("utilisation", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        table.add_row(
+            escape(Path(r["workload"]).name),
+            f"{r['jobs']:,}",
+            f"{r['rejected']:,}",
+            f"{r['wait_mean']:,.1f}",
+            f"{r['bounded_slowdown_mean']:,.2f}",
+            f"{r['utilisation']:.4f}",
+        )
+    console.print(table)
+    console.print(f"wrote {len(rows)} runs under {output}")
+    if failed:
+        fail(f"{len(failed)} of {len(workloads)} workloads failed (listed above); the others are written")
 
 
 def _power_setup(
@@ -278,14 +370,14 @@ def _power_setup(
 ) -> PowerSetup | None:
     """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options
     (the values themselves are checked where they are used: the platform file, the cap, the PowerSetup)."""
-    # deferred: the power model loads SciPy; `wattsched --help` should not
+    wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
+    if not wants_power:
+        return None
+    # deferred: the power model loads pydantic and SciPy; `wattsched --help` and power-free runs should not
     from wattsched.policies.powercheck import PowerCheck
     from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
     from wattsched.power.run import PowerSetup, sigma_scaling_of
 
-    wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
-    if not wants_power:
-        return None
     if platform is None:
         raise ValueError("power options need --platform (e.g. --platform marconi100)")
     plat = load_platform(platform)

@@ -5,6 +5,11 @@ another module does, so an edited policy could silently keep running its old com
 directory on the sources of the package's numba modules (jitted code can only call jitted code) makes every
 edit to them start from a fresh cache, while edits elsewhere keep it. A user-set ``NUMBA_CACHE_DIR``
 wins. Must run before any jitted module is imported (``wattsched/__init__.py`` does it first).
+
+numba is not imported here (it costs ~0.16 s, most of a ``--help``): the folder is handed to numba through the
+``NUMBA_CACHE_DIR`` environment variable, which numba reads at its own import, and ``_KEYED_FOR`` records which
+package's sources keyed it, so a child process of another checkout recomputes its own key instead of inheriting
+a folder made for different sources. When numba is already imported, its setting is changed directly.
 """
 
 from __future__ import annotations
@@ -12,18 +17,20 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
 _STALE_AFTER_S = 7 * 24 * 3600
+#: Set beside NUMBA_CACHE_DIR when wattsched chose the folder: the package folder whose sources keyed it.
+_KEYED_FOR = "WATTSCHED_NUMBA_CACHE_KEYED_FOR"
 
 
 def configure() -> None:
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return
-    import numba  # heavy (≈0.3 s), not imported at all when NUMBA_CACHE_DIR is set
-
     package = Path(__file__).resolve().parent.parent
+    keyed_for = os.environ.get(_KEYED_FOR)
+    if os.environ.get("NUMBA_CACHE_DIR") and keyed_for in (None, str(package)):
+        return  # the user's own folder, or one a parent process keyed on these very sources
     digest = hashlib.sha256()
     for path in numba_sources(package):
         digest.update(path.relative_to(package).as_posix().encode())
@@ -34,10 +41,17 @@ def configure() -> None:
         target.mkdir(parents=True, exist_ok=True)
         os.utime(target)
         _prune(root, keep=target)
-    except OSError:
-        return  # unwritable home: numba falls back to __pycache__ next to the sources
-    # numba.config creates its settings with globals() at import, so no type checker sees CACHE_DIR
-    numba.config.CACHE_DIR = str(target)  # type: ignore[attr-defined]
+    except OSError:  # unwritable home: numba falls back to __pycache__ next to the sources
+        if keyed_for is not None:  # never keep a folder keyed on another checkout's sources
+            os.environ.pop("NUMBA_CACHE_DIR", None)
+            os.environ.pop(_KEYED_FOR, None)
+        return
+    os.environ["NUMBA_CACHE_DIR"] = str(target)
+    os.environ[_KEYED_FOR] = str(package)
+    numba = sys.modules.get("numba")
+    if numba is not None:  # imported before wattsched: its configuration was read already
+        # numba.config creates its settings with globals() at import, so no type checker sees CACHE_DIR
+        numba.config.CACHE_DIR = str(target)
 
 
 def numba_sources(package: Path) -> list[Path]:

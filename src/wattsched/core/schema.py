@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from wattsched.core.errors import WorkloadError as WorkloadError  # defined there, named here too
+
 #: Required columns and their dtypes. ``runtime`` is the truth: only the engine may read it.
 REQUIRED_COLUMNS: dict[str, pl.DataType] = {
     "job_id": pl.Int64(),
@@ -83,10 +85,6 @@ def shorten(text: object, limit: int = 80) -> str:
     so an error message never echoes a megabyte of input."""
     one = str(text).replace("\r", "\\r").replace("\n", "\\n")
     return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
-class WorkloadError(ValueError):
-    """Input that cannot be read at all (missing file, empty file, wrong format), or rejects under ``strict``."""
 
 
 @dataclass

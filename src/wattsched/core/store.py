@@ -27,15 +27,11 @@ from typing import Any
 
 import polars as pl
 
+from wattsched.core.errors import CampaignError as CampaignError  # defined there, named here too
 from wattsched.core.stopping import is_temporary
 
 MANIFEST = "manifest.json"
 RESULTS = "results"
-
-
-class CampaignError(ValueError):
-    """A campaign that cannot be run or read (a bad spec, a directory holding another campaign), with the file
-    and the field."""
 
 
 def run_id(params: dict[str, Any]) -> str:

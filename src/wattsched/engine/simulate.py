@@ -18,7 +18,7 @@ import polars as pl
 
 from wattsched.core.policy import JobAttributes, Policy, PolicyBase, View, read_only
 from wattsched.core.protocols import optional_member
-from wattsched.core.schema import REQUIRED_COLUMNS, WorkloadError, coerce_columns, sort_queue_order
+from wattsched.core.schema import REQUIRED_COLUMNS, ReadResult, WorkloadError, coerce_columns, sort_queue_order
 from wattsched.core.stopping import compiled_section
 from wattsched.engine.kernel import (
     ERR_NO_ROOM,
@@ -141,9 +141,9 @@ def _estimates(jobs: pl.DataFrame, column: str | None, walltime: np.ndarray, not
 
 
 def simulate(
-    jobs: pl.DataFrame,
+    jobs: pl.DataFrame | ReadResult,
     policy: str | QueuePolicy | Policy,
-    machine_size: int,
+    machine_size: int | None = None,
     *,
     runtime_estimate: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -155,7 +155,8 @@ def simulate(
     solver: dict[str, Any] | None = None,
     online: OnlineEstimates | None = None,
 ) -> SimulationResult:
-    """Simulate ``policy`` on ``jobs`` (a canonical job table) on a machine of ``machine_size`` units.
+    """Simulate ``policy`` on ``jobs`` (a canonical job table, or what ``load_workload`` returns) on a machine of
+    ``machine_size`` units (default: the size the workload declares, when it is a ``ReadResult``).
 
     ``policy`` is a built-in policy's name, a ``QueuePolicy``, or any object with a ``name`` and a
     ``schedule(view)`` method (``wattsched.core.policy.Policy``), which is then called at every pass.
@@ -181,6 +182,12 @@ def simulate(
         raise SimulationError(
             f"policy must be a name, a QueuePolicy or an object with name and schedule(view); got {policy!r}"
         )
+    if isinstance(jobs, ReadResult):
+        if machine_size is None:
+            machine_size = jobs.provenance.machine_size
+        jobs = jobs.jobs
+    if machine_size is None:
+        raise SimulationError("give machine_size: the workload declares no machine size")
     if machine_size <= 0:
         raise SimulationError(f"machine size must be positive, got {machine_size}")
     jobs = sort_queue_order(coerce_columns(jobs))

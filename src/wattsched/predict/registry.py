@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from wattsched.core.predictor import OnlinePredictor
-
 if TYPE_CHECKING:
+    from wattsched.core.predictor import OnlinePredictor
     from wattsched.predict.power_history import HistoryConfig
 
 __all__ = [

@@ -21,7 +21,6 @@ from wattsched.core.schema import ReadResult, WorkloadError
 from wattsched.workload.batsim import is_batsim_doc, read_batsim
 from wattsched.workload.columns import parse_columns
 from wattsched.workload.eurora import EURORA_SUFFIX, is_eurora_dir, read_eurora
-from wattsched.workload.pm100 import is_pm100_parquet, read_pm100
 from wattsched.workload.sacct import is_sacct_file, read_sacct
 from wattsched.workload.swf import read_swf
 from wattsched.workload.tableio import read_table
@@ -97,6 +96,9 @@ def _dispatch(
         return read_eurora(path, machine_size=machine_size, strict=strict)
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path, machine_size=machine_size, strict=strict)
+    # deferred: the PM100 reader loads pyarrow (~30 ms), which an SWF or CSV run does not need
+    from wattsched.workload.pm100 import is_pm100_parquet, read_pm100
+
     if name.endswith(".parquet") and is_pm100_parquet(path):
         if machine_size is None:
             return read_pm100(path, strict=strict)
