@@ -24,6 +24,7 @@ BENCHMARKS = [
     "eamc_grid.py",
     "rmap_grid.py",
     "cli_time.py",
+    "startup.py",
     "stopping.py",
     "reproduce.py",
 ]
