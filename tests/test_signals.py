@@ -29,6 +29,7 @@ from wattsched.core.stopping import (
     COMPILED_STOP_MESSAGE,
     FolderBusyError,
     FolderLock,
+    interruptions,
     is_temporary,
     sigterm_as_interrupt,
 )
@@ -358,6 +359,29 @@ def test_sigterm_is_ctrl_c_inside_the_block_only() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler runs at once; this is never reached in full
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_an_error_raised_by_the_stop_counts_as_the_stop() -> None:
+    # the signal interrupting an extension module's initialisation surfaces as ImportError, not KeyboardInterrupt
+    # (seen in CI: a campaign stopped during OR-Tools' lazy import exited 1 with "initialization failed")
+    assert interruptions() == (KeyboardInterrupt,)
+    with pytest.raises(ImportError), sigterm_as_interrupt():
+        try:
+            raise ImportError("initialization failed")
+        except interruptions():
+            pytest.fail("an error before any stop signal is an error")
+    caught: list[BaseException] = []
+    with sigterm_as_interrupt():
+        try:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            except KeyboardInterrupt:
+                raise ImportError("initialization failed") from None
+        except interruptions() as exc:
+            caught.append(exc)
+    assert [type(e) for e in caught] == [ImportError]
+    assert interruptions() == (KeyboardInterrupt,)  # the block is over: the next stop starts afresh
 
 
 def test_a_second_signal_while_stopping_ends_the_process_at_once() -> None:

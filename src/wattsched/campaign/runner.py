@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from wattsched.campaign.kinds import experiment_for, open_experiment
 from wattsched.core.executors import check_executor, map_tasks
 from wattsched.core.experiment import Experiment, no_log
-from wattsched.core.stopping import FolderLock, clean_temporaries, sigterm_as_interrupt
+from wattsched.core.stopping import FolderLock, clean_temporaries, interruptions, sigterm_as_interrupt
 from wattsched.core.store import (
     MANIFEST,
     CampaignError,
@@ -142,7 +142,7 @@ def _run_locked(
         log(f"removed {stale} temporary file(s) left by an interrupted run")
     try:
         manifest = prepare(exp, out, log=log)
-    except KeyboardInterrupt:
+    except interruptions():
         clean_temporaries(out)  # the preparation's own, e.g. a workload window being written
         raise CampaignInterrupted(0, 0, out, preparing=True) from None
     runs = manifest["runs"]
@@ -174,7 +174,7 @@ def _run_locked(
                     progress(finished, len(runs))
         finally:
             stream.close()  # ends the workers now when the loop was interrupted
-    except KeyboardInterrupt:
+    except interruptions():
         if address is None:  # the workers are ended (a remote cluster's may still be writing: left to them)
             clean_temporaries(out)
         raise CampaignInterrupted(len(done_ids(out) & ids), len(runs), out) from None

@@ -15,6 +15,7 @@ import typer
 
 from wattsched.cli.choices import AdviseMode, BackendKind
 from wattsched.cli.common import emit_json, err, fail, output, report_rejects, warn
+from wattsched.core.stopping import interruptions
 
 
 def _overrides(**options: Any) -> dict[str, Any]:
@@ -240,7 +241,7 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
                 return False
 
             advisor.run(sleep)
-        except KeyboardInterrupt:
+        except interruptions():
             err.print(f"advisor stopped after {advisor.cycles} cycle(s); state kept in {state_path}")
         finally:
             if cfg.mode == "shadow" and cfg.report_dir is not None and not once:

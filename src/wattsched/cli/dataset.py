@@ -12,6 +12,7 @@ from rich.progress import TextColumn
 from wattsched.cli.choices import Executor
 from wattsched.cli.common import console, emit_json, fail, progress_bar, renamed_option
 from wattsched.cli.interrupt import exit_interrupted
+from wattsched.core.stopping import interruptions
 
 app = typer.Typer(
     help="Build per-job power datasets from job tables and node telemetry (PM100 method).", no_args_is_help=True
@@ -96,7 +97,7 @@ def dataset_build(
                 stats=stats,
             )
         rejects_path = write_outputs(dataset, rejects, output)  # atomic: a kill leaves the previous build whole
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (made one by the root app); the pool's workers are ended
+    except interruptions():  # Ctrl-C, or SIGTERM (made one by the root app); the pool's workers are ended
         exit_interrupted(
             f"interrupted: the dataset build stopped; {output} was not written (a previous build there is "
             "unchanged); run the same command again to rebuild"

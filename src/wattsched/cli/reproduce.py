@@ -17,6 +17,7 @@ from wattsched.cli.choices import complete_paper
 from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track, warn
 from wattsched.cli.interrupt import exit_interrupted
 from wattsched.core.errors import WorkloadError
+from wattsched.core.stopping import interruptions
 
 
 def reproduce(
@@ -74,7 +75,7 @@ def reproduce(
             step=step,
             track_fn=track,
         )
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (the root app makes it one: wattsched.cli.interrupt)
+    except interruptions():  # Ctrl-C, or SIGTERM (the root app makes it one: wattsched.cli.interrupt)
         stop_workers()
         exit_interrupted(
             f"interrupted: paper {paper}'s reproduction stopped; nothing was reported "

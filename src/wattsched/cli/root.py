@@ -16,6 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from wattsched.cli.common import error_line, output, reset_output_mode, warn
+from wattsched.core.stopping import interruptions
 
 try:  # typer >= 0.2x has its own copy of click: its usage errors derive from TyperException
     from typer import TyperException as _UsageBase
@@ -69,13 +70,14 @@ class WattschedGroup(TyperGroup):
             raise  # typer.Exit (fail() among them); a closed pipe (`| head`): typer exits quietly
         except _UsageBase as exc:
             _usage_error(exc)
-        except KeyboardInterrupt:
+        except interruptions():  # also an error raised by the stop itself (core.stopping.interruptions)
             if output.debug:
                 raise
             from wattsched.cli.interrupt import exit_interrupted, interrupted_line
 
             exc = sys.exc_info()[1]
-            exit_interrupted(str(exc) if exc is not None and str(exc) else interrupted_line())
+            said = isinstance(exc, KeyboardInterrupt) and str(exc)
+            exit_interrupted(str(exc) if said else interrupted_line())
         except Exception as exc:
             if output.debug:
                 raise

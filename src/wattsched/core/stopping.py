@@ -58,6 +58,15 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def interruptions() -> tuple[type[BaseException], ...]:
+    """What an ``except`` clause that handles the stop should catch: :class:`KeyboardInterrupt`, and once a stop
+    signal has arrived, any error. The signal raises ``KeyboardInterrupt`` wherever the program is; when that is
+    inside an extension module's initialisation (a lazy import of OR-Tools or matplotlib), the module reports
+    ``ImportError: initialization failed`` instead, and the stop would end as a crash with exit code 1. Use as
+    ``except interruptions():`` (the expression is evaluated when an exception is matched)."""
+    return (KeyboardInterrupt, Exception) if _stopping else (KeyboardInterrupt,)
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM and SIGINT raise :class:`KeyboardInterrupt` once, and a second signal forces the
