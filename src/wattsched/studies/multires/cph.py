@@ -19,7 +19,8 @@ plan is also the answer when the solver finds nothing better.
 
 The greedy plan is checked as CP-SAT's first solution (every variable fixed to its hint), so a pass never ends
 without one and the wall-clock ``time_limit_s`` is used once; the original's doubling while no solution is found
-(cap ``max_time_s``) remains only for a check that cannot finish; ``deterministic_time`` replaces it with one reproducible CP-SAT deterministic budget (for tests).
+(cap ``max_time_s``) remains only for a check that cannot finish; ``deterministic_time`` replaces it with one
+reproducible CP-SAT deterministic budget (for tests).
 
 Transformations that do not change the optimal plans keep the model small and fast (the dispatcher calls this
 thousands of times): durations and remaining times are whole seconds (rounded up, at least 1); demands are rounded
@@ -282,13 +283,12 @@ def _solve(
         limits = [min(options.time_limit_s, options.max_time_s)]
         while limits[-1] < options.max_time_s:
             limits.append(min(2 * limits[-1], options.max_time_s))
-    if options.deterministic_time is None:
+    if options.deterministic_time is None and _hint_is_a_solution(model, cp_model, limits[0]):
         # The greedy plan is CP-SAT's first solution: solved with every variable fixed to its hint (a check that
         # the plan satisfies the model, a few ms). So no pass ends without a solution and the limit is no longer
         # doubled (issue 18: at 1 s, 2 of 9 passes had ended with none and doubled); only if that check cannot
         # finish is the limit doubled as before. The deterministic budget keeps its single solve and its plans.
-        if _hint_is_a_solution(model, cp_model, limits[0]):
-            limits = limits[:1]
+        limits = limits[:1]
     for limit in limits:
         solver.parameters.max_time_in_seconds = limit
         status = solver.solve(model)
