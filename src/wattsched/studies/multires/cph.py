@@ -45,7 +45,8 @@ _INT_LIMIT = 2**62  # keep every model coefficient product far from int64 overfl
 
 @dataclass(frozen=True)
 class CPHOptions:
-    """Budget and variant of the CP stage (defaults: the paper's 100 jobs, 1 s doubled up to 150 s).
+    """Budget and variant of the CP stage (defaults: the paper's 100 jobs, 1 s; 150 s caps the doubling
+    left for a greedy hint CP-SAT cannot check).
 
     ``deterministic_time`` replaces the wall-clock limits (``max_time_s`` stays as a safety net); with one worker
     and a fixed seed the plan is then reproducible.
