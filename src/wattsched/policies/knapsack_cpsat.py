@@ -45,6 +45,9 @@ class SolverStats:
     #: and calls ending with no CP-SAT solution at all (the greedy breaks the rounded model; still the answer).
     hint_solution: int = 0
     no_solution: int = 0
+    #: Of ``no_solution``: CP-SAT proved the greedy choice breaks the rounded integer model (estimates rounded up,
+    #: the cap down), though it passes the real check.
+    hint_breaks_rounding: int = 0
 
     def summary(self) -> dict[str, float | int]:
         s = np.asarray(self.seconds) if self.seconds else np.zeros(1)
@@ -61,6 +64,7 @@ class SolverStats:
             "solver_calls": self.solver_calls,
             "hint_solution": self.hint_solution,
             "no_solution": self.no_solution,
+            "hint_breaks_rounding": self.hint_breaks_rounding,
         }
 
 
@@ -181,10 +185,12 @@ class CpSatKnapsack(PolicyBase):
             check.parameters.num_workers = 1
             check.parameters.max_time_in_seconds = 1.0  # all fixed: milliseconds; a safety net only
             check.parameters.fix_variables_to_their_hinted_value = True
-            if check.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            checked = check.solve(model)
+            if checked in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 self.stats.hint_solution += 1
             else:
                 self.stats.no_solution += 1
+                self.stats.hint_breaks_rounding += checked == cp_model.INFEASIBLE
             self.stats.seconds[-1] = time.perf_counter() - t0
             return greedy
         self.stats.optimal += status == cp_model.OPTIMAL
