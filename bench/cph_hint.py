@@ -24,7 +24,7 @@ DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "da
 INSTANCE = DATA / "eurora" / "historical_traces" / "200" / "hist_200_20140402_161826.log_crypt"
 
 
-def collect_passes() -> list[tuple]:
+def collect_passes(instance: Path = INSTANCE, estimate: str = "walltime") -> list[tuple]:
     """The arguments of every CP pass of one CPH run that calls the solver (det=0.02 budget)."""
     from wattsched.studies.multires import dispatchers
     from wattsched.studies.multires.cph import CPHOptions, cph_plan
@@ -41,14 +41,14 @@ def collect_passes() -> list[tuple]:
             calls.append(tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args[:-1]))
         return plan
 
-    spec = DispatchSpec(kind="dispatch", name="bench", instances=[str(INSTANCE)])
-    jobs, _, _ = read_eurora(INSTANCE)
+    spec = DispatchSpec(kind="dispatch", name="bench", instances=[str(instance)])
+    jobs, _, _ = read_eurora(instance)
     pool = eurora_pool(spec.config_dir, nodes=spec.nodes, ewt=spec.ewt, default_ewt=spec.default_ewt)
     dispatcher = dispatchers.make_dispatcher("cph", cph_options=CPHOptions(deterministic_time=0.02))
     original = dispatchers.cph_plan
     dispatchers.cph_plan = recording
     try:
-        simulate_multires(jobs, pool, dispatcher, estimate="walltime", default_ewt=spec.default_ewt)
+        simulate_multires(jobs, pool, dispatcher, estimate=estimate, default_ewt=spec.default_ewt)
     finally:
         dispatchers.cph_plan = original
     return calls
@@ -58,11 +58,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10 passes at 0.1 and 0.3 s (< 1 min)")
     parser.add_argument("--passes", type=int, default=40, help="first N solver passes of the run")
+    parser.add_argument("--instance", type=Path, default=INSTANCE, help="a Eurora instance file")
+    parser.add_argument("--estimate", default="walltime", choices=["walltime", "runtime"])
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from wattsched.studies.multires.cph import CPHOptions, cph_plan
 
-    passes = collect_passes()[: 10 if args.quick else args.passes]
+    passes = collect_passes(args.instance, args.estimate)[: 10 if args.quick else args.passes]
     limits = [0.1, 0.3] if args.quick else [0.1, 0.3, 1.0, 3.0]
     greedy = [cph_plan(*p, CPHOptions(deterministic_time=0.0)).objective for p in passes]
     figures: dict[str, dict] = {}

@@ -27,6 +27,7 @@ BENCHMARKS = [
     "stopping.py",
     "reproduce.py",
     "swf_read.py",
+    "cph_hint.py",
 ]
 
 if __name__ == "__main__":
