@@ -1,7 +1,7 @@
 """Benchmark: paper 001's experiment over every Eurora instance — 5 dispatchers (SJF, LJF, EBF, PRB, CPH) × 3
 runtime estimates (walltime, rules, real) × the 206 instances of ``../shared/data/eurora/historical_traces`` =
 3,090 runs, as a dispatch campaign on local processes; CPH with the paper's 1 s wall-clock limit per pass
-(doubled while no solution). Prints and records the per-combination summary and CPH's cost per pass.
+(the greedy plan is CP-SAT's first solution). Prints and records the per-combination summary and CPH's cost per pass.
 
     .venv/bin/python bench/dispatch_experiment.py [--workers 2] [--deterministic-time T]
 """

@@ -27,6 +27,8 @@ BENCHMARKS = [
     "startup.py",
     "stopping.py",
     "reproduce.py",
+    "swf_read.py",
+    "cph_hint.py",
 ]
 
 if __name__ == "__main__":

@@ -146,6 +146,8 @@ def test_max_jobs_cap():
 
 
 def test_time_limit_doubles_until_a_solution(monkeypatch):
+    """Only when CP-SAT cannot even check the greedy hint (the first call, every variable fixed) is the limit
+    doubled as in the original (issue 18)."""
     limits = []
 
     def unknown(self, model, *args, **kwargs):
@@ -154,8 +156,48 @@ def test_time_limit_doubles_until_a_solution(monkeypatch):
 
     monkeypatch.setattr(cp_model.CpSolver, "solve", unknown)
     plan = one_resource(**GOLDEN, ewt=[1800, 1800, 1800], options=CPHOptions(time_limit_s=1.0, max_time_s=5.0))
-    assert limits == [1.0, 2.0, 4.0, 5.0]
+    assert limits == [1.0, 1.0, 2.0, 4.0, 5.0]  # the hint check, then the doubled searches
     assert plan.status == "greedy" and plan.starts.tolist() == [0, 10, 5]
+
+
+def test_the_greedy_hint_is_a_solution_so_one_limit_suffices(monkeypatch):
+    """The greedy plan is CP-SAT's checked first solution: a search that finds nothing in its limit ends with it,
+    at that one limit (issue 18: passes had ended with no solution and the limit was doubled)."""
+    calls = []
+    real_solve = cp_model.CpSolver.solve
+
+    def search_finds_nothing(self, model, *args, **kwargs):
+        fixed = self.parameters.fix_variables_to_their_hinted_value
+        calls.append((fixed, self.parameters.max_time_in_seconds))
+        return real_solve(self, model, *args, **kwargs) if fixed else cp_model.UNKNOWN
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", search_finds_nothing)
+    plan = one_resource(**GOLDEN, ewt=[1800, 1800, 1800], options=CPHOptions(time_limit_s=0.001, max_time_s=5.0))
+    assert calls == [(True, 0.001), (False, 0.001)]
+    assert plan.status == "greedy" and plan.search_solution is False and plan.starts.tolist() == [0, 10, 5]
+
+
+def test_a_tiny_wall_limit_still_ends_with_a_plan_at_least_as_good_as_greedy():
+    """Random two-resource queues at a 1 ms limit: every pass ends with a feasible plan no worse than greedy."""
+    rng = np.random.default_rng(18)
+    for _ in range(20):
+        n, cap = 60, np.array([32, 4])
+        demand = np.stack([rng.integers(1, 17, n), rng.integers(0, 3, n)], axis=1).astype(float)
+        args = (
+            5000.0,
+            5000.0 - rng.uniform(0, 3000, n),
+            rng.uniform(60, 3600, n),
+            demand,
+            rng.choice([600.0, 1800.0], n),
+            rng.uniform(1, 2000, 4),
+            np.array([[8, 1], [4, 0], [8, 1], [2, 0]], dtype=float),
+            cap,
+        )
+        plan = cph_plan(*args, CPHOptions(time_limit_s=0.001, max_time_s=0.001))
+        greedy = cph_plan(*args, CPHOptions(deterministic_time=0.0))
+        assert plan.status in ("optimal", "feasible", "greedy", "skipped")
+        assert plan.objective <= greedy.objective
+        assert plan.solve_s < 1.0  # one limit, never doubled
 
 
 def test_deterministic_budget_is_reproducible():

@@ -131,3 +131,35 @@ def test_exact_knapsack_bookkeeping_never_exceeds_the_cap(jobs, check, policy) -
     pc = PowerCheck.named(check)
     schedule = simulate(jobs, policy, 8, power_check=pc, cap=cap, solver={"time_limit": 5.0}).schedule
     assert_bookkeeping_under_cap(jobs, schedule, pc, cap, 8)
+
+
+def test_a_tiny_time_limit_still_returns_a_feasible_plan_at_least_as_good_as_greedy() -> None:
+    """200 queued jobs, a 1 µs limit: the search finds nothing of its own, the pass still ends with the greedy
+    choice (a complete hint), feasible and counted apart (issue 18)."""
+    rng = np.random.default_rng(18)
+    rows = []
+    for _ in range(200):
+        m = float(rng.integers(10, 300))
+        rows.append(
+            (float(rng.integers(0, 999)), int(rng.integers(1, 6)), float(rng.integers(1, 500)), m, m + 50, 20.0)
+        )
+    view = make_view(rows, free=40, cap=3000.0, sums=(100.0, 200.0, 400.0))
+    for check in ("mean", "gaussian99"):
+        solver = CpSatKnapsack("wait", PowerCheck.named(check), time_limit=1e-6)
+        chosen = solver.schedule(view)
+        queue = np.asarray(view.queue)
+        gains = dict(zip(queue.tolist(), solver._profits(view, queue), strict=True))
+        greedy = solver.greedy(view)
+        assert greedy and sum(gains[j] for j in chosen) >= sum(gains[j] for j in greedy)
+        sums_now, used = list(view.power_sums), 0
+        for j in chosen:
+            assert solver._fits(view, sums_now, j)
+            sums_now[0] += view.jobs.est_dyn_mean[j]
+            sums_now[2] += view.jobs.est_dyn_std[j] ** 2
+            used += int(view.jobs.size[j])
+        assert used <= view.free
+        stats = solver.summary()
+        assert stats["solver_calls"] == 1
+        assert stats["search_without_solution"] + stats["optimal"] + stats["feasible"] == 1
+        # a search that found nothing ends with CP-SAT's own solution: the greedy hint, all variables fixed to it
+        assert stats["no_solution"] == 0 and stats["hint_solution"] == stats["search_without_solution"]

@@ -304,3 +304,38 @@ def test_bad_arguments(kwargs: dict, match: str) -> None:
 def test_single_job() -> None:
     jobs = generate_lublin(1, 16, seed=0).jobs
     assert jobs.height == 1 and jobs["submit_time"][0] == 0.0
+
+
+# ------------------------------------------------------------------------------------- short submit times
+
+
+@pytest.mark.parametrize("resolution", [0.001, 1.0, 0.0])
+def test_submit_times_on_the_grid_round_trip_through_swf(tmp_path, resolution: float) -> None:
+    """Submit times carry only the digits of the grid (issue 18: 16–17 digit times were slow to read), the SWF
+    written of them reads back to the same values, and the load target still holds."""
+    from wattsched import load_workload, save_workload
+    from wattsched.workload.swf.tokenizer import IS_INT, LINE_OK, POW10, scan
+
+    res = generate_lublin(5000, 256, seed=4, target_load=0.9, params=LublinParams(submit_resolution=resolution))
+    sub = res.jobs["submit_time"].to_numpy()
+    path = tmp_path / "w.swf"
+    save_workload(res, path, format="swf")
+    tokens = [ln.split()[1] for ln in path.read_text().splitlines() if not ln.startswith(";")]
+    digits = [len(t.replace(".", "").lstrip("0")) for t in tokens]
+    if resolution:
+        assert np.array_equal(np.round(sub / resolution) / round(1 / resolution), sub)
+        assert max(digits) <= 12  # ≤ 1e9 s with 3 decimals
+        status = scan(np.frombuffer(path.read_bytes(), np.uint8), POW10, IS_INT, False)[4]
+        assert (status == LINE_OK).all()  # Clinger's fast path, no strtod needed
+    else:
+        assert max(digits) >= 16  # full float64 times: the long form the reader must also handle
+    back = load_workload(path)
+    assert back.rejects.height == 0
+    cols = ["job_id", "submit_time", "walltime", "runtime", "size", "user_id"]
+    assert back.jobs.select(cols).equals(res.jobs.select(cols))
+    assert abs(_load(res.jobs, 256) / 0.9 - 1) < 0.01
+
+
+def test_submit_resolution_must_be_a_grid() -> None:
+    with pytest.raises(ValueError, match="submit_resolution"):
+        LublinParams(submit_resolution=-1.0)

@@ -17,8 +17,10 @@ which is the SetTimes left branch without the postponement (the right branch is 
 queues it improves on the greedy plan far more within 1 s than CP-SAT's default single-worker search. The greedy
 plan is also the answer when the solver finds nothing better.
 
-The wall-clock limit is doubled from ``time_limit_s`` while no solution is found (cap ``max_time_s``), as in the
-original; ``deterministic_time`` replaces it with one reproducible CP-SAT deterministic budget (for tests).
+The greedy plan is checked as CP-SAT's first solution (every variable fixed to its hint), so a pass never ends
+without one and the wall-clock ``time_limit_s`` is used once; the original's doubling while no solution is found
+(cap ``max_time_s``) remains only for a check that cannot finish; ``deterministic_time`` replaces it with one
+reproducible CP-SAT deterministic budget (for tests).
 
 Transformations that do not change the optimal plans keep the model small and fast (the dispatcher calls this
 thousands of times): durations and remaining times are whole seconds (rounded up, at least 1); demands are rounded
@@ -43,7 +45,8 @@ _INT_LIMIT = 2**62  # keep every model coefficient product far from int64 overfl
 
 @dataclass(frozen=True)
 class CPHOptions:
-    """Budget and variant of the CP stage (defaults: the paper's 100 jobs, 1 s doubled up to 150 s).
+    """Budget and variant of the CP stage (defaults: the paper's 100 jobs, 1 s; 150 s caps the doubling
+    left for a greedy hint CP-SAT cannot check).
 
     ``deterministic_time`` replaces the wall-clock limits (``max_time_s`` stays as a safety net); with one worker
     and a fixed seed the plan is then reproducible.
@@ -83,6 +86,9 @@ class CPHPlan:
     status: str
     solve_s: float
     modelled: int
+    #: Whether CP-SAT's search returned a solution of its own (None: no solver call). False: the search ended
+    #: without one and the greedy plan — already CP-SAT's checked first solution in wall-clock mode — is the plan.
+    search_solution: bool | None = None
 
 
 def cph_weights(ewt: np.ndarray, variant: str = "head") -> np.ndarray:
@@ -132,6 +138,19 @@ def serial_sgs(
             usage = np.insert(usage, i, usage[i - 1], axis=0)
         usage[k:i] += dem
     return starts
+
+
+def _hint_is_a_solution(model, cp_model, time_limit: float) -> bool:  # type: ignore[no-untyped-def]
+    """Solve ``model`` with every variable fixed to its (complete) hint: True when CP-SAT accepts the hint as a
+    solution, False when it could not tell within ``time_limit``; raise if it rejects it (a bug)."""
+    check = cp_model.CpSolver()
+    check.parameters.num_workers = 1
+    check.parameters.max_time_in_seconds = time_limit
+    check.parameters.fix_variables_to_their_hinted_value = True
+    status = check.solve(model)
+    if status in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
+        raise RuntimeError(f"CPH greedy plan rejected by CP-SAT ({check.status_name(status)}): a bug")
+    return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
 def _gcd_scale(values: list[np.ndarray], cap: int) -> int:
@@ -188,20 +207,20 @@ def cph_plan(
     pos = np.arange(m)
     greedy = serial_sgs(pos, d, q, running_remaining, running_demand, capacity)
 
-    def plan(local_starts: np.ndarray, status: str) -> CPHPlan:
+    def plan(local_starts: np.ndarray, status: str, found: bool | None = None) -> CPHPlan:
         out = starts.copy()
         out[model_jobs] = local_starts
         now_jobs = model_jobs[local_starts == 0]
         objective = float(np.sum(w * local_starts)) + constant
-        return CPHPlan(now_jobs, out, objective, status, time.perf_counter() - t0, m)
+        return CPHPlan(now_jobs, out, objective, status, time.perf_counter() - t0, m, found)
 
     free0 = capacity - running_demand.sum(axis=0)
     if not (q <= free0).all(axis=1).any():
         return plan(greedy, "skipped")
     if (greedy == 0).all():  # lower bound attained: every start is 0
         return plan(greedy, "optimal")
-    local, status = _solve(d, q, w, greedy, running_remaining, running_demand, capacity, options)
-    return plan(local, status)
+    local, status, found = _solve(d, q, w, greedy, running_remaining, running_demand, capacity, options)
+    return plan(local, status, found)
 
 
 def _solve(
@@ -213,8 +232,9 @@ def _solve(
     running_demand: np.ndarray,
     capacity: np.ndarray,
     options: CPHOptions,
-) -> tuple[np.ndarray, str]:
-    """The CP-SAT model over the modelled jobs (PRB order), warm-started from the greedy plan."""
+) -> tuple[np.ndarray, str, bool]:
+    """The CP-SAT model over the modelled jobs (PRB order), warm-started from the greedy plan; returns the plan,
+    its status and whether the search found a solution of its own."""
     from ortools.sat.python import cp_model  # heavy (OR-Tools), only when CPH runs
 
     m = d.size
@@ -264,6 +284,12 @@ def _solve(
         limits = [min(options.time_limit_s, options.max_time_s)]
         while limits[-1] < options.max_time_s:
             limits.append(min(2 * limits[-1], options.max_time_s))
+    if options.deterministic_time is None and _hint_is_a_solution(model, cp_model, limits[0]):
+        # The greedy plan is CP-SAT's first solution: solved with every variable fixed to its hint (a check that
+        # the plan satisfies the model, a few ms). So no pass ends without a solution and the limit is no longer
+        # doubled (issue 18: at 1 s, 2 of 9 passes had ended with none and doubled); only if that check cannot
+        # finish is the limit doubled as before. The deterministic budget keeps its single solve and its plans.
+        limits = limits[:1]
     for limit in limits:
         solver.parameters.max_time_in_seconds = limit
         status = solver.solve(model)
@@ -272,10 +298,10 @@ def _solve(
     if status in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
         raise RuntimeError(f"CPH model is {solver.status_name(status)} (the greedy plan is feasible: a bug)")
     if status == cp_model.UNKNOWN:
-        return greedy, "greedy"
+        return greedy, "greedy", False
     local = np.array([solver.value(x) for x in s], dtype=np.int64)
     if status == cp_model.OPTIMAL:
-        return local, "optimal"
+        return local, "optimal", True
     if int(np.sum(wg * local)) >= int(np.sum(wg * greedy)):
-        return greedy, "greedy"
-    return local, "feasible"
+        return greedy, "greedy", True
+    return local, "feasible", True

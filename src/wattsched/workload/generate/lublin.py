@@ -200,6 +200,9 @@ class LublinParams:
     accuracy_low: float = 0.05
     #: Candidate round walltimes (s) of the "tsafrir" model; values above max_walltime are dropped.
     popular_walltimes: tuple[float, ...] = POPULAR_WALLTIMES
+    #: Grid (s) submit times are rounded to (0 keeps full float64). A time then carries only the digits it
+    #: means, so an SWF of it is short and reads on the exact fast path (issue 18: 16–17 digit times).
+    submit_resolution: float = 0.001
 
     def __post_init__(self) -> None:
         if self.p_size_metric not in P_SIZE_METRICS:
@@ -210,6 +213,8 @@ class LublinParams:
             raise ValueError(f"accuracy_low must be in (0, 1], got {self.accuracy_low}")
         if self.reference_machine_size < 1:
             raise ValueError("reference_machine_size must be ≥ 1")
+        if not (math.isfinite(self.submit_resolution) and self.submit_resolution >= 0.0):
+            raise ValueError(f"submit_resolution must be a finite number of seconds ≥ 0, got {self.submit_resolution}")
         for name, cls in (("batch", self.batch), ("interactive", self.interactive)):
             if min(cls.serial_prob, cls.pow2_prob) < 0.0 or cls.serial_prob + cls.pow2_prob > 1.0:
                 raise ValueError(f"{name}: serial_prob and pow2_prob must be ≥ 0 and sum to ≤ 1")
@@ -356,6 +361,17 @@ def _rescale_to_load(times: np.ndarray, work: float, target_load: float, warp: _
     return np.maximum.accumulate(out), c
 
 
+def _on_grid(t: np.ndarray, resolution: float) -> np.ndarray:
+    """Times rounded to multiples of ``resolution`` as ``k / (1/resolution)`` when that is a whole number, so
+    the double is the one nearest the short decimal (repr prints it back in ≤ 15 digits); order is kept."""
+    if resolution == 0.0:
+        return t
+    per_second = 1.0 / resolution
+    if per_second == round(per_second):
+        return np.round(t * per_second) / per_second
+    return np.round(t / resolution) * resolution
+
+
 def offered_load(jobs: pl.DataFrame, machine_size: int) -> float:
     """Σ size·runtime / (machine_size · (last submit − first submit)): the load target_load refers to."""
     span = float(jobs["submit_time"].max() - jobs["submit_time"].min())
@@ -446,7 +462,7 @@ def generate_lublin(
         merged = _Warp(share_b * weights[0] + (1.0 - share_b) * weights[1])
         times, scale = _rescale_to_load(times, work, float(target_load), merged)
     clock_offset = float(times[0] % SECONDS_PER_DAY)
-    submit = times - times[0]
+    submit = _on_grid(times - times[0], params.submit_resolution)
 
     jobs = pl.DataFrame(
         {
@@ -539,7 +555,8 @@ def _conventions(
         runtimes,
         f"runtime capped at max_walltime = {max_walltime:g} s",
         arrivals,
-        "submit_time is relative to the first arrival (first job at 0)",
+        "submit_time is relative to the first arrival (first job at 0)"
+        + (f", rounded to {params.submit_resolution:g} s" if params.submit_resolution else ""),
         load,
         walltimes,
         f"user_id: Zipf-like, P(k) ∝ k^-{params.zipf_exponent} over {n_users} users; group_id unknown (null)",

@@ -14,7 +14,7 @@ from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, 
 from wattsched.workload.swf.dialect import is_semicolon_swf, restore_labels, rewrite_semicolon_swf
 from wattsched.workload.swf.fields import STATUS_TO_STATE, SWF_EXTRA, SWF_FIELDS
 from wattsched.workload.swf.header import header_machine_size, header_number, parse_header
-from wattsched.workload.swf.tokenizer import IS_INT, LINE_OK, POW10, parse_line_slow, scan
+from wattsched.workload.swf.tokenizer import IS_INT, LINE_OK, POW10, parse_line_slow, scan, strtod_usable
 
 #: Negative submit times are SWF-specific (relative times, -1 = unknown): judged before the canonical rules.
 _NEGATIVE_SUBMIT: Check = (
@@ -77,7 +77,7 @@ def read_swf(path: str | Path, *, machine_size: int | None = None, strict: bool 
     if is_semicolon_swf(data):  # the EAMC module traces: ';' between fields, names in the text fields
         data, labels = rewrite_semicolon_swf(data)
     buf = np.frombuffer(data, dtype=np.uint8)
-    scanned = scan(buf, POW10, IS_INT)
+    scanned = scan(buf, POW10, IS_INT, strtod_usable())
     vals, d_line, d_start, d_end, d_status, d_extra, c_line, c_start, c_end, n_blank = scanned
     n_records = int(d_line.size)
     if n_records == 0 and c_line.size == 0:
