@@ -20,7 +20,7 @@ from wattsched.engine.simulate import simulate
 from wattsched.power.metric_pass import window_rows
 from wattsched.power.metrics import cap_metrics, policy_cap_metrics, power_summary
 from wattsched.power.platform import Platform, PowerCapSchedule
-from wattsched.power.timeline import energy, power_timeline
+from wattsched.power.timeline import energy, power_steps, power_timeline
 from wattsched.workload.swf.reader import read_swf
 
 
@@ -143,3 +143,50 @@ def test_power_summary_on_a_ricc_prefix_has_the_numpy_bits(tmp_path) -> None:
         assert _same(
             power_summary(tl, sched, t1, window_start=t0), oracle.power_summary(tl, sched, t1, window_start=t0)
         )
+
+
+CAPS = PowerCapSchedule((0.0, 25.0, 60.0, 1e6), (140.0, None, 300.0, 90.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([None, CAPS]))
+def test_power_steps_derive_the_timeline_table_and_its_metrics(seed: int, cap: PowerCapSchedule | None) -> None:
+    """The compact timeline: its table is ``power_timeline``'s, its derived caps are the table's for any slice of
+    rows, and every metric computed on it has the table's bits."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30))
+    start = np.round(rng.uniform(-50.0, 200.0, n), 1)
+    end = start + np.round(rng.uniform(0.0, 150.0, n), 1)
+    sched = pl.DataFrame(
+        {
+            "job_id": np.arange(n),
+            "submit_time": start,
+            "start_time": start,
+            "end_time": end,
+            "size": rng.integers(1, 4, n),
+        }
+    )
+    profiles = pl.Series(
+        "power_profile",
+        [rng.uniform(5.0, 900.0, rng.integers(0, 12)).astype(np.float32).tolist() for _ in range(n)],
+        dtype=pl.List(pl.Float32),
+    )
+    plat = Platform(name="toy", nodes=8, idle_watts=10.0, max_node_watts=1000.0)
+    steps = power_steps(sched, profiles, plat, cap, period=7.0)
+    table = steps.frame()
+    assert table.equals(power_timeline(sched, profiles, plat, cap, period=7.0))
+    lo = int(rng.integers(0, steps.height))
+    hi = int(rng.integers(lo, steps.height + 1))
+    want = table["cap"].slice(lo, hi - lo).fill_null(np.nan).to_numpy()
+    assert np.array_equal(steps.cap_rows(lo, hi), want, equal_nan=True)
+    t0 = float(table["time"][0]) + float(rng.uniform(0.0, 100.0))
+    t1 = t0 + float(rng.choice([1e-3, 30.0, 500.0]))
+    assert steps.window(t0, t1).equals(table.slice(*_rows_slice(table, t0, t1)))
+    assert _same(
+        power_summary(steps, sched, t1, window_start=t0), oracle.power_summary(table, sched, t1, window_start=t0)
+    )
+
+
+def _rows_slice(table: pl.DataFrame, t0: float, t1: float) -> tuple[int, int]:
+    lo, hi = window_rows(table["time"].to_numpy(), t0, t1)
+    return lo, max(hi - lo, 1)

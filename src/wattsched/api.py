@@ -6,6 +6,7 @@ The names most users need are also in the top-level namespace (``from wattsched 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from wattsched.power.run import (
     reject_never_fitting,
     with_estimates,
 )
+from wattsched.power.steps import PowerSteps
 from wattsched.predict.online import CombinedPredictor
 from wattsched.predict.power_history import HistoryConfig
 from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
@@ -49,7 +51,14 @@ class RunOutput:
     rejects: pl.DataFrame
     provenance: Provenance
     summary: dict[str, Any]
-    power: pl.DataFrame | None = None
+    #: The power timeline in its compact form (time and dynamic; 16 B a row): what a power run holds.
+    power_steps: PowerSteps | None = None
+
+    @functools.cached_property
+    def power(self) -> pl.DataFrame | None:
+        """The power timeline table ``time, total, dynamic, cap`` (``power.<fmt>``), derived from
+        :attr:`power_steps` on first use (twice the memory: made only when a file or a report needs it)."""
+        return None if self.power_steps is None else self.power_steps.frame()
 
 
 def resolve_machine_size(provenance: Provenance, machine_size: int | None) -> int:
@@ -160,7 +169,7 @@ def run_policy(
         timeline, summary["power"] = power_outputs(jobs, result.schedule, power, size, baseline=baseline)
         if online_power is not None:
             summary["power"]["power_source"] = f"online {online_power}"
-    return RunOutput(result, scheduled, rejects, read.provenance, summary, timeline)
+    return RunOutput(result, scheduled, rejects, read.provenance, summary, power_steps=timeline)
 
 
 def _online_estimates(

@@ -16,10 +16,16 @@ import polars as pl
 
 from wattsched.metrics.jobs import TIME_COLUMNS, check_schedule
 from wattsched.power.metric_pass import energy_pass, window_pass, window_rows
+from wattsched.power.steps import PowerSteps
+
+#: A power timeline: the ``power_timeline`` table or its compact form (``power_steps``).
+Timeline = pl.DataFrame | PowerSteps
 
 
-def _timeline_arrays(timeline: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _timeline_arrays(timeline: Timeline) -> tuple[np.ndarray, np.ndarray]:
     """The ``time`` and ``dynamic`` columns as float64 arrays (zero-copy for a ``power_timeline``)."""
+    if isinstance(timeline, PowerSteps):
+        return timeline.time, timeline.dynamic
     for col in ("time", "dynamic", "cap"):
         if col not in timeline.columns:
             raise ValueError(f"timeline lacks column {col!r}; it has {timeline.columns}")
@@ -28,8 +34,10 @@ def _timeline_arrays(timeline: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return time, dynamic
 
 
-def _window_cap(timeline: pl.DataFrame, lo: int, hi: int) -> np.ndarray:
+def _window_cap(timeline: Timeline, lo: int, hi: int) -> np.ndarray:
     """The cap of rows ``[lo, hi)`` (NaN where there is none): a copy of the window's rows only."""
+    if isinstance(timeline, PowerSteps):
+        return timeline.cap_rows(lo, hi)
     cap = timeline["cap"].slice(lo, hi - lo).cast(pl.Float64).fill_null(np.nan).to_numpy()
     return np.ascontiguousarray(cap, dtype=np.float64)
 
@@ -41,7 +49,7 @@ def _check_window(time: np.ndarray, t0: float, t1: float) -> None:
         raise ValueError(f"window [{t0}, {t1}) starts before the timeline's first row")
 
 
-def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float = 0.0) -> dict[str, Any]:
+def cap_metrics(timeline: Timeline, window_end: float, window_start: float = 0.0) -> dict[str, Any]:
     """P0's window metrics over ``[window_start, window_end)`` (all ratios on dynamic power):
 
     - ``power_utilisation`` U = time-mean of dynamic/cap over the capped part of the window;
@@ -92,10 +100,12 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
 _TOLERANCE = 1e-9
 
 
-def _window_slice(frame: pl.DataFrame, t0: float, t1: float) -> pl.DataFrame:
+def _window_slice(frame: Timeline, t0: float, t1: float) -> pl.DataFrame:
     """The rows of ``frame`` whose piece may overlap ``[t0, t1)`` (zero-copy): the pieces kept inside the window,
     the value in force at ``t0`` and every change inside are those of the whole frame, so every window metric
     computed on the slice (or on its union with another slice) has the same pieces and the same value."""
+    if isinstance(frame, PowerSteps):
+        return frame.window(float(t0), float(t1))
     time = np.asarray(frame["time"].to_numpy(), dtype=np.float64)
     lo, hi = window_rows(time, float(t0), float(t1))
     if time.size and time[0] > t0:  # nothing before the first row: keep the frame's start as it is
@@ -139,7 +149,7 @@ def _on_common_times(timeline: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame
 
 
 def policy_cap_metrics(
-    timeline: pl.DataFrame, prestate: pl.DataFrame | None, window_end: float, window_start: float = 0.0
+    timeline: Timeline, prestate: Timeline | None, window_end: float, window_start: float = 0.0
 ) -> dict[str, Any]:
     """The cap metrics split between the window's pre-state and the policy (docs/semantics.md, "Trespass").
 
@@ -164,8 +174,8 @@ def policy_cap_metrics(
 
 
 def _policy_cap_metrics(
-    timeline: pl.DataFrame,
-    prestate: pl.DataFrame | None,
+    timeline: Timeline,
+    prestate: Timeline | None,
     machine: dict[str, Any],
     window_end: float,
     window_start: float,
@@ -257,13 +267,13 @@ def share_started_in_window(schedule: pl.DataFrame, window_end: float, prestarte
 
 
 def power_summary(
-    timeline: pl.DataFrame,
+    timeline: Timeline,
     schedule: pl.DataFrame,
     window_end: float,
     baseline: pl.DataFrame | None = None,
     *,
     window_start: float = 0.0,
-    prestate: pl.DataFrame | None = None,
+    prestate: Timeline | None = None,
     prestarted: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Every P0 power metric of one run as a flat JSON-serialisable dict (energies in J, powers in W).
@@ -274,16 +284,21 @@ def power_summary(
     started in the window counts the policy's starts only.
     """
     check_schedule(schedule, (*TIME_COLUMNS,))
-    run_start = float(timeline["time"][0])
+    time, dynamic = _timeline_arrays(timeline)
+    if time.size == 0:
+        raise ValueError("empty timeline")
+    run_start = float(time[0])
     run_end = max(float(schedule.select(pl.col("end_time").max()).item()) if schedule.height else run_start, run_start)
     window = cap_metrics(timeline, window_end, window_start)
-    time, dynamic = _timeline_arrays(timeline)
-    total = np.asarray(timeline["total"].to_numpy(), dtype=np.float64)
+    if isinstance(timeline, PowerSteps):  # total = dynamic + idle, the very sum the table's column holds
+        total, idle = dynamic, timeline.idle_platform_watts
+    else:
+        total, idle = np.asarray(timeline["total"].to_numpy(), dtype=np.float64), 0.0
     (win_total, win_dynamic), (run_total, run_dynamic) = energy_pass(
         time,
         total,
         dynamic,
-        0.0,
+        idle,
         0.0,
         np.array([window_start, run_start], dtype=np.float64),
         np.array([window_end, run_end], dtype=np.float64),

@@ -26,6 +26,7 @@ from wattsched.core.memory import populated_empty
 from wattsched.policies.sorted_pairs import insertion_sort_pairs
 from wattsched.power.metric_pass import energy_pass
 from wattsched.power.platform import Platform, PowerCapSchedule
+from wattsched.power.steps import PowerSteps
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "time": pl.Float64(),
@@ -327,7 +328,20 @@ def power_timeline(
     *,
     period: float = 20.0,
 ) -> pl.DataFrame:
-    """The run's power as an exact step function ``time, total, dynamic, cap`` (W; each row holds until the next).
+    """The run's power as a ``time, total, dynamic, cap`` table: :func:`power_steps` as a table (see there)."""
+    return power_steps(schedule, profiles, platform, cap, period=period).frame()
+
+
+def power_steps(
+    schedule: pl.DataFrame,
+    profiles: pl.DataFrame | pl.Series,
+    platform: Platform,
+    cap: PowerCapSchedule | None = None,
+    *,
+    period: float = 20.0,
+) -> PowerSteps:
+    """The run's power as an exact step function ``time, total, dynamic, cap`` (W; each row holds until the next),
+    in its compact form (:class:`PowerSteps`: time and dynamic stored, total and cap derived).
 
     - ``dynamic(t) = Σ_running (profile sample at t − nodes·idle)``; ``total = dynamic + platform.nodes·idle``;
     - ``cap`` is the dynamic cap in force (null when uncapped, or when ``cap`` is None).
@@ -372,24 +386,7 @@ def power_timeline(
     pt_delta = np.concatenate((idle_job[ran] - last, np.zeros(forced.size)))
     times, levels = _sorted_events(start, n, offset, flat, idle_job, pt_time, pt_delta, float(period))
     rows = _levels_in_place(times, levels, forced)
-    times, levels = times[:rows], levels[:rows]
-
-    # The cap column: one constant run per cap piece (rows before 0 take the first cap, as ``cap_at`` does).
-    bounds = np.searchsorted(times, np.asarray(cap_sched.times), side="left")
-    bounds[0] = 0
-    counts = np.diff(np.append(bounds, rows))
-    cap_col = populated_empty(rows)
-    for c, lo, k in zip(cap_sched.caps, bounds, counts, strict=True):
-        cap_col[lo : lo + k] = np.nan if c is None else float(c)
-    total = np.add(levels, platform.idle_platform_watts, out=populated_empty(rows))
-    return pl.DataFrame(
-        [
-            pl.Series("time", times, dtype=pl.Float64),
-            pl.Series("total", total, dtype=pl.Float64),
-            pl.Series("dynamic", levels, dtype=pl.Float64),
-            pl.Series("cap", cap_col, dtype=pl.Float64, nan_to_null=True),
-        ]
-    )
+    return PowerSteps(times[:rows], levels[:rows], float(platform.idle_platform_watts), cap_sched)
 
 
 def _sorted_events(
