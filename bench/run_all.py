@@ -15,6 +15,7 @@ BENCHMARKS = [
     "ricc.py",
     "python_policy.py",
     "power.py",
+    "power_year.py",
     "knapsack.py",
     "predict_runtime.py",
     "predict_power.py",

@@ -6,6 +6,7 @@ The names most users need are also in the top-level namespace (``from wattsched 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from wattsched.workload.load import load_workload
 
 if TYPE_CHECKING:  # the power model loads pydantic and SciPy: imported by the runs that use it
     from wattsched.power.run import PowerSetup
+    from wattsched.power.steps import PowerSteps
 
 __all__ = ["OUTPUT_FORMATS", "RunOutput", "resolve_machine_size", "run_policy", "workload_window", "write_run"]
 
@@ -42,7 +44,14 @@ class RunOutput:
     rejects: pl.DataFrame
     provenance: Provenance
     summary: dict[str, Any]
-    power: pl.DataFrame | None = None
+    #: The power timeline in its compact form (time and dynamic; 16 B a row): what a power run holds.
+    power_steps: PowerSteps | None = None
+
+    @functools.cached_property
+    def power(self) -> pl.DataFrame | None:
+        """The power timeline table ``time, total, dynamic, cap`` (``power.<fmt>``), derived from
+        :attr:`power_steps` on first use (twice the memory: made only when a file or a report needs it)."""
+        return None if self.power_steps is None else self.power_steps.frame()
 
 
 def resolve_machine_size(provenance: Provenance, machine_size: int | None) -> int:
@@ -157,7 +166,7 @@ def run_policy(
         timeline, summary["power"] = power_outputs(jobs, result.schedule, power, size, baseline=baseline)
         if online_power is not None:
             summary["power"]["power_source"] = f"online {online_power}"
-    return RunOutput(result, scheduled, rejects, read.provenance, summary, timeline)
+    return RunOutput(result, scheduled, rejects, read.provenance, summary, power_steps=timeline)
 
 
 def _online_estimates(

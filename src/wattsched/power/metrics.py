@@ -15,28 +15,41 @@ import numpy as np
 import polars as pl
 
 from wattsched.metrics.jobs import TIME_COLUMNS, check_schedule
-from wattsched.power.timeline import energy
+from wattsched.power.metric_pass import energy_pass, window_pass, window_rows
+from wattsched.power.steps import PowerSteps
+
+#: A power timeline: the ``power_timeline`` table or its compact form (``power_steps``).
+Timeline = pl.DataFrame | PowerSteps
 
 
-def _pieces(timeline: pl.DataFrame, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(dynamic, cap, seconds inside [t0, t1))`` of each piece; the cap is NaN where there is none."""
-    if not (math.isfinite(t0) and math.isfinite(t1)) or t1 <= t0:
-        raise ValueError(f"window must be finite and non-empty, got [{t0}, {t1})")
+def _timeline_arrays(timeline: Timeline) -> tuple[np.ndarray, np.ndarray]:
+    """The ``time`` and ``dynamic`` columns as float64 arrays (zero-copy for a ``power_timeline``)."""
+    if isinstance(timeline, PowerSteps):
+        return timeline.time, timeline.dynamic
     for col in ("time", "dynamic", "cap"):
         if col not in timeline.columns:
             raise ValueError(f"timeline lacks column {col!r}; it has {timeline.columns}")
-    times = timeline["time"].to_numpy()
-    if times.size == 0 or t0 < times[0]:
+    time = np.asarray(timeline["time"].to_numpy(), dtype=np.float64)
+    dynamic = np.asarray(timeline["dynamic"].to_numpy(), dtype=np.float64)
+    return time, dynamic
+
+
+def _window_cap(timeline: Timeline, lo: int, hi: int) -> np.ndarray:
+    """The cap of rows ``[lo, hi)`` (NaN where there is none): a copy of the window's rows only."""
+    if isinstance(timeline, PowerSteps):
+        return timeline.cap_rows(lo, hi)
+    cap = timeline["cap"].slice(lo, hi - lo).cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return np.ascontiguousarray(cap, dtype=np.float64)
+
+
+def _check_window(time: np.ndarray, t0: float, t1: float) -> None:
+    if not (math.isfinite(t0) and math.isfinite(t1)) or t1 <= t0:
+        raise ValueError(f"window must be finite and non-empty, got [{t0}, {t1})")
+    if time.size == 0 or t0 < time[0]:
         raise ValueError(f"window [{t0}, {t1}) starts before the timeline's first row")
-    ends = np.append(times[1:], np.inf)
-    seconds = np.clip(np.minimum(ends, t1) - np.maximum(times, t0), 0.0, None)
-    keep = seconds > 0
-    dynamic = timeline["dynamic"].to_numpy()[keep]
-    cap = timeline["cap"].cast(pl.Float64).fill_null(np.nan).to_numpy()[keep]
-    return dynamic, cap, seconds[keep]
 
 
-def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float = 0.0) -> dict[str, Any]:
+def cap_metrics(timeline: Timeline, window_end: float, window_start: float = 0.0) -> dict[str, Any]:
     """P0's window metrics over ``[window_start, window_end)`` (all ratios on dynamic power):
 
     - ``power_utilisation`` U = time-mean of dynamic/cap over the capped part of the window;
@@ -44,15 +57,20 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
     - ``trespass``: dynamic > cap at some instant; ``max_instantaneous_break`` = max(dynamic/cap) − 1;
     - ``time_above_cap_share``: seconds with dynamic > cap over the window's length.
     """
-    dynamic, cap, seconds = _pieces(timeline, float(window_start), float(window_end))
-    length = float(window_end) - float(window_start)
-    capped = ~np.isnan(cap)
+    t0, t1 = float(window_start), float(window_end)
+    time, dynamic = _timeline_arrays(timeline)
+    _check_window(time, t0, t1)
+    lo, hi = window_rows(time, t0, t1)
+    weighted, max_dyn, capped_s, ratio_s, above_s, max_ratio, min_cap, _, capped, above = window_pass(
+        time, dynamic, _window_cap(timeline, lo, hi), lo, hi, t0, t1
+    )
+    length = t1 - t0
     out: dict[str, Any] = {
-        "mean_dynamic_w": float(np.sum(dynamic * seconds) / length),
-        "max_dynamic_w": float(dynamic.max()),
-        "capped_share": float(seconds[capped].sum() / length),
+        "mean_dynamic_w": float(weighted / length),
+        "max_dynamic_w": float(max_dyn),
+        "capped_share": float(capped_s / length),
     }
-    if not capped.any():
+    if not capped:
         return out | dict.fromkeys(
             (
                 "power_utilisation",
@@ -63,19 +81,16 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
                 "time_above_cap_share",
             )
         )
-    d, c, s = dynamic[capped], cap[capped], seconds[capped]
-    if np.any(c <= 0):
+    if min_cap <= 0:
         raise ValueError("a cap of 0 W in the window: ratios to it are undefined")
-    ratio = d / c
-    u = float(np.sum(ratio * s) / s.sum())
-    above = d > c
+    u = float(ratio_s / capped_s)
     return out | {
         "power_utilisation": u,
         "under_utilisation": 1.0 - u,
         "over_utilisation": u - 1.0,
-        "trespass": bool(above.any()),
-        "max_instantaneous_break": float(ratio.max() - 1.0),
-        "time_above_cap_share": float(s[above].sum() / length),
+        "trespass": bool(above > 0),
+        "max_instantaneous_break": float(max_ratio - 1.0),
+        "time_above_cap_share": float(above_s / length),
     }
 
 
@@ -83,6 +98,32 @@ def cap_metrics(timeline: pl.DataFrame, window_end: float, window_start: float =
 #: the cap: the two step functions are float sums of the same samples, equal up to rounding where only the
 #: pre-state runs.
 _TOLERANCE = 1e-9
+
+
+def _window_slice(frame: Timeline, t0: float, t1: float) -> pl.DataFrame:
+    """The rows of ``frame`` whose piece may overlap ``[t0, t1)`` (zero-copy): the pieces kept inside the window,
+    the value in force at ``t0`` and every change inside are those of the whole frame, so every window metric
+    computed on the slice (or on its union with another slice) has the same pieces and the same value."""
+    if isinstance(frame, PowerSteps):
+        return frame.window(float(t0), float(t1))
+    time = np.asarray(frame["time"].to_numpy(), dtype=np.float64)
+    lo, hi = window_rows(time, float(t0), float(t1))
+    if time.size and time[0] > t0:  # nothing before the first row: keep the frame's start as it is
+        lo = 0
+    return frame.slice(lo, max(hi - lo, 1))
+
+
+def _pieces(timeline: pl.DataFrame, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dynamic, cap, seconds inside [t0, t1))`` of each piece of a (window-sized) frame; NaN where no cap."""
+    times = timeline["time"].to_numpy()
+    if times.size == 0 or t0 < times[0]:
+        raise ValueError(f"window [{t0}, {t1}) starts before the timeline's first row")
+    ends = np.append(times[1:], np.inf)
+    seconds = np.clip(np.minimum(ends, t1) - np.maximum(times, t0), 0.0, None)
+    keep = seconds > 0
+    dynamic = timeline["dynamic"].to_numpy()[keep]
+    cap = timeline["cap"].cast(pl.Float64).fill_null(np.nan).to_numpy()[keep]
+    return dynamic, cap, seconds[keep]
 
 
 def _on_common_times(timeline: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame:
@@ -108,7 +149,7 @@ def _on_common_times(timeline: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame
 
 
 def policy_cap_metrics(
-    timeline: pl.DataFrame, prestate: pl.DataFrame | None, window_end: float, window_start: float = 0.0
+    timeline: Timeline, prestate: Timeline | None, window_end: float, window_start: float = 0.0
 ) -> dict[str, Any]:
     """The cap metrics split between the window's pre-state and the policy (docs/semantics.md, "Trespass").
 
@@ -127,7 +168,19 @@ def policy_cap_metrics(
 
     Without prestarted jobs P_pre = 0 and the policy's metrics equal the machine's.
     """
-    machine = cap_metrics(timeline, window_end, window_start)
+    return _policy_cap_metrics(
+        timeline, prestate, cap_metrics(timeline, window_end, window_start), window_end, window_start
+    )
+
+
+def _policy_cap_metrics(
+    timeline: Timeline,
+    prestate: Timeline | None,
+    machine: dict[str, Any],
+    window_end: float,
+    window_start: float,
+) -> dict[str, Any]:
+    """:func:`policy_cap_metrics` given the machine's :func:`cap_metrics` of the same window."""
     keys = ("trespass", "max_instantaneous_break", "time_above_cap_share")
     out = {f"machine_{k}": machine[k] for k in keys if k in machine}
     if machine.get("trespass") is None:
@@ -148,7 +201,9 @@ def policy_cap_metrics(
                 "prestate_time_over_cap_share": 0.0,
             }
         )
-    both = _on_common_times(timeline, prestate)
+    both = _on_common_times(
+        _window_slice(timeline, window_start, window_end), _window_slice(prestate, window_start, window_end)
+    )
     dynamic, cap, seconds = _pieces(both, float(window_start), float(window_end))
     pre, _, _ = _pieces(
         both.select("time", pl.col("part_dynamic").alias("dynamic"), "cap"), float(window_start), float(window_end)
@@ -212,13 +267,13 @@ def share_started_in_window(schedule: pl.DataFrame, window_end: float, prestarte
 
 
 def power_summary(
-    timeline: pl.DataFrame,
+    timeline: Timeline,
     schedule: pl.DataFrame,
     window_end: float,
     baseline: pl.DataFrame | None = None,
     *,
     window_start: float = 0.0,
-    prestate: pl.DataFrame | None = None,
+    prestate: Timeline | None = None,
     prestarted: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Every P0 power metric of one run as a flat JSON-serialisable dict (energies in J, powers in W).
@@ -229,24 +284,40 @@ def power_summary(
     started in the window counts the policy's starts only.
     """
     check_schedule(schedule, (*TIME_COLUMNS,))
-    run_start = float(timeline["time"][0])
+    time, dynamic = _timeline_arrays(timeline)
+    if time.size == 0:
+        raise ValueError("empty timeline")
+    run_start = float(time[0])
     run_end = max(float(schedule.select(pl.col("end_time").max()).item()) if schedule.height else run_start, run_start)
     window = cap_metrics(timeline, window_end, window_start)
+    if isinstance(timeline, PowerSteps):  # total = dynamic + idle, the very sum the table's column holds
+        total, idle = dynamic, timeline.idle_platform_watts
+    else:
+        total, idle = np.asarray(timeline["total"].to_numpy(), dtype=np.float64), 0.0
+    (win_total, win_dynamic), (run_total, run_dynamic) = energy_pass(
+        time,
+        total,
+        dynamic,
+        idle,
+        0.0,
+        np.array([window_start, run_start], dtype=np.float64),
+        np.array([window_end, run_end], dtype=np.float64),
+    )
     out: dict[str, Any] = {
         "window_start_s": float(window_start),
         "window_end_s": float(window_end),
         **{f"window_{k}" if k.endswith("_w") or k == "capped_share" else k: v for k, v in window.items()},
-        "energy_window_total_j": energy(timeline, window_start, window_end, "total"),
-        "energy_window_dynamic_j": energy(timeline, window_start, window_end, "dynamic"),
+        "energy_window_total_j": float(win_total),
+        "energy_window_dynamic_j": float(win_dynamic),
         "run_start_s": run_start,
         "run_end_s": run_end,
-        "energy_run_total_j": energy(timeline, run_start, run_end, "total"),
-        "energy_run_dynamic_j": energy(timeline, run_start, run_end, "dynamic"),
+        "energy_run_total_j": float(run_total),
+        "energy_run_dynamic_j": float(run_dynamic),
         "share_started_in_window": share_started_in_window(schedule, window_end, prestarted)
         if schedule.height
         else None,
     }
-    out.update(policy_cap_metrics(timeline, prestate, window_end, window_start))
+    out.update(_policy_cap_metrics(timeline, prestate, window, window_end, window_start))
     if baseline is not None:
         out["turnaround_increase"] = turnaround_increase(schedule, baseline)
         out["max_turnaround_increase"] = max_turnaround_increase(schedule, baseline)

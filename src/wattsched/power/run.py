@@ -19,7 +19,8 @@ from wattsched.power.platform import (
     job_dynamic_estimates,
     naive_estimates,
 )
-from wattsched.power.timeline import power_timeline
+from wattsched.power.steps import PowerSteps
+from wattsched.power.timeline import power_steps
 
 POWER_SOURCES = ("real", "predicted", "naive")
 #: How a job's σ grows with its nodes: ``nodes`` (σ_job = nodes·σ_node, correlated nodes) or ``sqrt``
@@ -176,21 +177,22 @@ def window_end_of(setup: PowerSetup, schedule: pl.DataFrame) -> float:
 
 def power_outputs(
     jobs: pl.DataFrame, schedule: pl.DataFrame, setup: PowerSetup, machine_size: int, *, baseline: bool = True
-) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """The actual power timeline and the power summary (with turnaround changes against uncapped EASY)."""
+) -> tuple[PowerSteps, dict[str, Any]]:
+    """The actual power timeline (compact: :class:`PowerSteps`) and the power summary (with turnaround changes
+    against uncapped EASY)."""
     if setup.platform.nodes != machine_size:
         raise SimulationError(
             f"platform {setup.platform.name!r} has {setup.platform.nodes} nodes but the machine has {machine_size}"
         )
     profiles = profiles_of(jobs)
-    timeline = power_timeline(schedule, profiles, setup.platform, setup.cap, period=setup.sample_period)
+    timeline = power_steps(schedule, profiles, setup.platform, setup.cap, period=setup.sample_period)
     prestarted, pre_timeline = None, None
     if "prestarted" in jobs.columns and jobs["prestarted"].any():
         flags = schedule.select("job_id").join(
             jobs.select("job_id", "prestarted"), on="job_id", how="left", maintain_order="left"
         )["prestarted"]
         prestarted = flags.fill_null(False).to_numpy().astype(bool)
-        pre_timeline = power_timeline(
+        pre_timeline = power_steps(
             schedule.filter(pl.Series(prestarted)), profiles, setup.platform, setup.cap, period=setup.sample_period
         )
     reference = simulate(jobs, "easy", machine_size).schedule if baseline else None

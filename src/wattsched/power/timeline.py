@@ -24,7 +24,9 @@ import polars as pl
 
 from wattsched.core.memory import populated_empty
 from wattsched.policies.sorted_pairs import insertion_sort_pairs
+from wattsched.power.metric_pass import energy_pass
 from wattsched.power.platform import Platform, PowerCapSchedule
+from wattsched.power.steps import PowerSteps
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "time": pl.Float64(),
@@ -326,7 +328,20 @@ def power_timeline(
     *,
     period: float = 20.0,
 ) -> pl.DataFrame:
-    """The run's power as an exact step function ``time, total, dynamic, cap`` (W; each row holds until the next).
+    """The run's power as a ``time, total, dynamic, cap`` table: :func:`power_steps` as a table (see there)."""
+    return power_steps(schedule, profiles, platform, cap, period=period).frame()
+
+
+def power_steps(
+    schedule: pl.DataFrame,
+    profiles: pl.DataFrame | pl.Series,
+    platform: Platform,
+    cap: PowerCapSchedule | None = None,
+    *,
+    period: float = 20.0,
+) -> PowerSteps:
+    """The run's power as an exact step function ``time, total, dynamic, cap`` (W; each row holds until the next),
+    in its compact form (:class:`PowerSteps`: time and dynamic stored, total and cap derived).
 
     - ``dynamic(t) = Σ_running (profile sample at t − nodes·idle)``; ``total = dynamic + platform.nodes·idle``;
     - ``cap`` is the dynamic cap in force (null when uncapped, or when ``cap`` is None).
@@ -371,24 +386,7 @@ def power_timeline(
     pt_delta = np.concatenate((idle_job[ran] - last, np.zeros(forced.size)))
     times, levels = _sorted_events(start, n, offset, flat, idle_job, pt_time, pt_delta, float(period))
     rows = _levels_in_place(times, levels, forced)
-    times, levels = times[:rows], levels[:rows]
-
-    # The cap column: one constant run per cap piece (rows before 0 take the first cap, as ``cap_at`` does).
-    bounds = np.searchsorted(times, np.asarray(cap_sched.times), side="left")
-    bounds[0] = 0
-    counts = np.diff(np.append(bounds, rows))
-    cap_col = populated_empty(rows)
-    for c, lo, k in zip(cap_sched.caps, bounds, counts, strict=True):
-        cap_col[lo : lo + k] = np.nan if c is None else float(c)
-    total = np.add(levels, platform.idle_platform_watts, out=populated_empty(rows))
-    return pl.DataFrame(
-        [
-            pl.Series("time", times, dtype=pl.Float64),
-            pl.Series("total", total, dtype=pl.Float64),
-            pl.Series("dynamic", levels, dtype=pl.Float64),
-            pl.Series("cap", cap_col, dtype=pl.Float64, nan_to_null=True),
-        ]
-    )
+    return PowerSteps(times[:rows], levels[:rows], float(platform.idle_platform_watts), cap_sched)
 
 
 def _sorted_events(
@@ -519,17 +517,17 @@ def energy(timeline: pl.DataFrame, t0: float, t1: float, column: str = "total") 
     """Energy in joules over ``[t0, t1)``: the integral of the step function ``column`` (``total`` or ``dynamic``).
 
     The timeline says nothing before its first row, so a window starting earlier is refused rather than guessed.
+    Only the window's rows are visited, in compiled code, with the bits of ``np.sum`` over the whole timeline
+    (``metric_pass``).
     """
     if column not in ("total", "dynamic"):
         raise ValueError(f"column must be 'total' or 'dynamic', got {column!r}")
     if not (math.isfinite(t0) and math.isfinite(t1)) or t1 < t0:
         raise ValueError(f"energy needs a finite window with t0 ≤ t1, got [{t0}, {t1})")
-    times = timeline["time"].to_numpy()
+    times = np.asarray(timeline["time"].to_numpy(), dtype=np.float64)
     if times.size == 0:
         raise ValueError("empty timeline")
     if t0 < times[0]:
         raise ValueError(f"window starts at {t0}, before the timeline's first row ({times[0]})")
-    values = timeline[column].to_numpy()
-    ends = np.append(times[1:], np.inf)
-    durations = np.clip(np.minimum(ends, t1) - np.maximum(times, t0), 0.0, None)
-    return float(np.sum(values * durations))  # pairwise sum: the same bits whatever the BLAS threads
+    values = np.asarray(timeline[column].to_numpy(), dtype=np.float64)
+    return float(energy_pass(times, values, values, 0.0, 0.0, np.array([t0], float), np.array([t1], float))[0, 0])

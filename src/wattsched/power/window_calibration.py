@@ -29,7 +29,7 @@ from wattsched.engine.simulate import simulate
 from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.power.metrics import cap_metrics
 from wattsched.power.platform import Platform, load_platform
-from wattsched.power.timeline import power_timeline
+from wattsched.power.timeline import power_steps
 
 __all__ = ["WINDOW_CALIBRATION_COLUMNS", "window_calibration"]
 
@@ -84,7 +84,7 @@ def window_calibration(
         sched = simulate(w, "easy", nodes).schedule
         at0 = sched.filter(pl.col("submit_time") <= 0.0)
         started0 = at0["start_time"].to_numpy() <= 0.0
-        timeline = power_timeline(sched, w.select("job_id", "power_profile"), plat, period=period)
+        timeline = power_steps(sched, w.select("job_id", "power_profile"), plat, period=period)
         whole = cap_metrics(timeline, length)
         capped = cap_metrics(timeline, cap_hours * 3600.0)
         rng = plat.dynamic_range
