@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 
 from conftest import require_data
 from reference_sim import RefJob, simulate_reference
-from wattsched.engine.kernel import _drop_started, _queue_insert, _queue_to_front
+from wattsched.engine.job_queue import drop_started as _drop_started
+from wattsched.engine.job_queue import qheap_pop, qheap_push
+from wattsched.engine.job_queue import queue_insert as _queue_insert
+from wattsched.engine.job_queue import queue_to_front as _queue_to_front
 from wattsched.engine.simulate import simulate
 from wattsched.workload.swf.reader import read_swf
 
@@ -80,3 +83,24 @@ def test_ricc_prefix_agrees_with_the_reference_simulator(policy: str) -> None:
     }[policy]
     ref = simulate_reference(ref_jobs, machine, order, backfill)
     assert sched["start_time"].to_list() == [ref[i] for i in range(len(ref_jobs))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from([0.0, 1.0, 2.0, 2.0, -1.0]), st.integers(1, 6)), max_size=80))
+def test_heap_pops_in_the_plain_sorted_order(steps: list) -> None:
+    """Floats insert a job with that key; an integer k pops up to k jobs, which must come in (key, index) order."""
+    key = np.array([s for s in steps if isinstance(s, float)] or [0.0], dtype=np.float64)
+    heap = np.empty(len(key), dtype=np.int64)
+    size, nxt = 0, 0
+    model: list[int] = []
+    for step in steps:
+        if isinstance(step, float):
+            size = qheap_push(heap, size, key, nxt)
+            model.append(nxt)
+            nxt += 1
+        else:
+            model.sort(key=lambda j: (key[j], j))
+            for _ in range(min(step, size)):
+                assert heap[0] == model.pop(0)
+                size = qheap_pop(heap, size, key)
+        assert size == len(model)
