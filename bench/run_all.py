@@ -30,6 +30,7 @@ BENCHMARKS = [
     "reproduce.py",
     "swf_read.py",
     "cph_hint.py",
+    "queue_scaling.py",
 ]
 
 if __name__ == "__main__":

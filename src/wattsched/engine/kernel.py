@@ -20,8 +20,10 @@ import math
 import numpy as np
 from numba import njit
 
+from wattsched.engine.job_queue import drop_started, qheap_pop, qheap_push, queue_insert, queue_to_front
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
+    BACKFILL_NONE,
     KNAPSACK_EXACT_WAIT,
     PF_KNAPSACK_END,
     SUM_M,
@@ -142,28 +144,6 @@ def _running_remove(run_end, run_job, rc, e, j):
 
 
 @njit(cache=True)
-def _queue_insert(queue, qlen, key, j):
-    """Insert job j keeping the queue sorted by (key, job index); appends in O(1) when j sorts last."""
-    if qlen == 0 or key[queue[qlen - 1]] < key[j] or (key[queue[qlen - 1]] == key[j] and queue[qlen - 1] < j):
-        queue[qlen] = j
-        return qlen + 1
-    lo = 0
-    hi = qlen
-    kj = key[j]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        q = queue[mid]
-        if key[q] < kj or (key[q] == kj and q < j):
-            lo = mid + 1
-        else:
-            hi = mid
-    for x in range(qlen, lo, -1):
-        queue[x] = queue[x - 1]
-    queue[lo] = j
-    return qlen + 1
-
-
-@njit(cache=True)
 def _apply(
     now,
     ns,
@@ -211,16 +191,6 @@ def _apply(
         sums[SUM_MAX] += est_max[j]
         sums[SUM_S2] += est_s[j] * est_s[j]
     return free, hs, rc, True
-
-
-@njit(cache=True)
-def _drop_started(queue, qlen, queued):
-    w = 0
-    for r in range(qlen):
-        if queued[queue[r]]:
-            queue[w] = queue[r]
-            w += 1
-    return w
 
 
 @njit(cache=True)
@@ -281,6 +251,17 @@ def run_kernel(
     nxt = st[ST_NEXT_SUB]
     hs = st[ST_HEAP]
     qlen = st[ST_QLEN]
+    head = 0  # the queue is queue[head:head + qlen] inside this call, queue[:qlen] between calls
+    # without backfilling the queue is a heap (engine/job_queue.py); a pass sees its popped prefix in ``buf``
+    # (when the keys never decrease along the submission order, as FCFS's, every arrival appends in O(1) and
+    # the sorted run is cheaper: 0.97 vs 2.27 CPU s for fcfs on 1 M Lublin jobs)
+    heap_mode = False
+    if backfill == BACKFILL_NONE:
+        for x in range(1, n):
+            if key[x] < key[x - 1]:
+                heap_mode = True
+                break
+    buf = np.empty(n if heap_mode else 0, dtype=np.int64)
     rc = st[ST_RUNNING]
     passes = st[ST_PASSES]
     max_q = st[ST_MAX_QLEN]
@@ -317,7 +298,7 @@ def run_kernel(
         if not ok:
             return True
         if st[ST_DECISIONS] > 0:
-            qlen = _drop_started(queue, qlen, queued)
+            head, qlen = drop_started(queue, head, qlen, queued, st[ST_DECISIONS])
     pending = False
     pred_pending = False
     resume = st[ST_PRED_PENDING] == 1
@@ -397,7 +378,10 @@ def run_kernel(
                     est_s,
                 )
             else:
-                qlen = _queue_insert(queue, qlen, key, nxt)
+                if heap_mode:
+                    qlen = qheap_push(queue, qlen, key, nxt)
+                else:
+                    head, qlen = queue_insert(queue, head, qlen, key, nxt)
             nxt += 1
         if qlen > max_q:
             max_q = qlen
@@ -409,10 +393,97 @@ def run_kernel(
             pending = True
             clock[0] = now
             break
+        if heap_mode:
+            # The pass starts jobs in order while they fit and stops at the first that does not, so it only reads
+            # a prefix: pop 8, 16, 32, ... jobs into ``buf`` and run the pass on the part not started yet until it
+            # stops before the end of what was popped. Applying its decisions between the rounds updates free units
+            # and power sums by the same additions in the same order as one pass over the whole queue would.
+            fc = 0
+            base = 0
+            m = 0
+            want = 8
+            peek = True  # first round: the first job alone, left in the heap (most passes start nothing)
+            while True:
+                if peek:
+                    buf[0] = queue[0]
+                    m = 1
+                while m < want and qlen > 0 and not peek:
+                    buf[m] = queue[0]
+                    qlen = qheap_pop(queue, qlen, key)
+                    m += 1
+                ns = queue_pass(
+                    backfill,
+                    now,
+                    buf[base:m],
+                    m - base,
+                    free,
+                    run_end,
+                    run_job,
+                    rc,
+                    start,
+                    size,
+                    estimate,
+                    walltime,
+                    first_reservation,
+                    side_end,
+                    side_job,
+                    out,
+                    pcfg,
+                    pf,
+                    sums,
+                    est_m,
+                    est_max,
+                    est_s,
+                    cap_t,
+                    cap_v,
+                    shadow_sums,
+                    submit,
+                )
+                free, hs, rc, ok = _apply(
+                    now,
+                    ns,
+                    out,
+                    n,
+                    queued,
+                    size,
+                    walltime,
+                    estimate,
+                    runtime,
+                    free,
+                    start,
+                    end,
+                    heap_t,
+                    heap_j,
+                    hs,
+                    run_end,
+                    run_job,
+                    rc,
+                    st,
+                    sums,
+                    est_m,
+                    est_max,
+                    est_s,
+                )
+                if not ok:
+                    return True
+                base += ns
+                if peek:
+                    peek = False
+                    if ns == 0:
+                        m = 0  # nothing popped: nothing to push back
+                        base = 0
+                        break
+                    qlen = qheap_pop(queue, qlen, key)  # the first job started: take it out of the heap
+                if base < m or qlen == 0:
+                    break
+                want = 2 * m
+            for x in range(base, m):
+                qlen = qheap_push(queue, qlen, key, buf[x])
+            continue
         if backfill == BACKFILL_CONSERVATIVE:
             ns = conservative_pass(
                 now,
-                queue,
+                queue[head : head + qlen],
                 qlen,
                 free,
                 run_end,
@@ -440,7 +511,7 @@ def run_kernel(
             ns = queue_pass(
                 backfill,
                 now,
-                queue,
+                queue[head : head + qlen],
                 qlen,
                 free,
                 run_end,
@@ -495,7 +566,8 @@ def run_kernel(
         if not ok:
             return True
         if ns > 0:
-            qlen = _drop_started(queue, qlen, queued)
+            head, qlen = drop_started(queue, head, qlen, queued, ns)
+    queue_to_front(queue, head, qlen)
     st[ST_FREE] = free
     st[ST_NEXT_SUB] = nxt
     st[ST_HEAP] = hs
