@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from wattsched.policies.conservative import conservative_pass
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
     KNAPSACK_EXACT_WAIT,
@@ -27,7 +28,6 @@ from wattsched.policies.queue_policies import (
     SUM_M,
     SUM_MAX,
     SUM_S2,
-    conservative_pass,
     queue_pass,
 )
 from wattsched.policies.sorted_pairs import insert_pair, lower_bound
