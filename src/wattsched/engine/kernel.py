@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
-from wattsched.policies.conservative import conservative_pass
+from wattsched.policies.conservative import POL_SIZE, conservative_pass
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
     KNAPSACK_EXACT_WAIT,
@@ -82,7 +82,7 @@ class KernelState:
         # conservative backfilling's persistent profile and reservation list, and the completions it has not seen
         self.prof_t = np.empty(8 * n + 8, dtype=np.float64)
         self.prof_a = np.empty(8 * n + 8, dtype=np.int64)
-        self.pol = np.zeros(2, dtype=np.int64)
+        self.pol = np.zeros(POL_SIZE, dtype=np.int64)  # counts, then the operation counters (conservative.py)
         self.res_t = np.empty(n, dtype=np.float64)
         self.res_j = np.empty(n, dtype=np.int64)
         self.finished = np.empty(n, dtype=np.int64)

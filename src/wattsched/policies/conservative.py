@@ -13,9 +13,56 @@ import math
 import numpy as np
 from numba import njit
 
-from wattsched.policies.profile import earliest_fit, profile_add, slot_end
+from wattsched.policies.profile import profile_breakpoint, slot_end
 from wattsched.policies.queue_policies import _collect_side, _next_end
 from wattsched.policies.sorted_pairs import insert_pair, insertion_sort_pairs, lower_bound
+
+# ``pol`` layout: the profile's breakpoint count and the reservation count kept between passes, then operation
+# counters (always on: a few integer increments per search; bench/conservative.py reports them).
+POL_PN = 0
+POL_RN = 1
+CNT_SEARCHES = 2  # earliest-fit searches (placements and compression attempts that reach a search)
+CNT_EMPTY = 3  # compression searches that found no earlier start
+CNT_SCANNED = 4  # breakpoints visited by searches
+CNT_MOVED = 5  # array elements shifted by profile and reservation-list edits
+POL_SIZE = 6
+COUNTER_NAMES = ("fit_searches", "empty_searches", "breakpoints_scanned", "elements_moved")
+
+
+@njit(cache=True)
+def _add(pt, pa, pn, t0, t1, delta, cnt):
+    """``profile.profile_add`` that also counts the elements it shifts and updates into ``cnt``."""
+    if t1 <= t0:
+        return pn
+    a, n1 = profile_breakpoint(pt, pa, pn, t0)
+    b, n2 = profile_breakpoint(pt, pa, n1, t1)
+    for x in range(a, b):
+        pa[x] += delta
+    cnt[CNT_MOVED] += (n1 - pn) * (pn - a) + (n2 - n1) * (n1 - b) + (b - a)
+    return n2
+
+
+@njit(cache=True)
+def _earliest_fit(pt, pa, pn, need, dur, cnt):
+    """``profile.earliest_fit`` that also counts the breakpoints it visits into ``cnt``."""
+    cnt[CNT_SEARCHES] += 1
+    k = 0
+    while True:
+        if pa[k] < need:
+            k += 1
+            continue
+        s = pt[k]
+        m = k + 1
+        ok = True
+        while m < pn and pt[m] < s + dur:
+            if pa[m] < need:
+                ok = False
+                break
+            m += 1
+        if ok:
+            cnt[CNT_SCANNED] += m
+            return k
+        k = m + 1
 
 
 @njit(cache=True)
@@ -36,14 +83,14 @@ def _rebase(pt, pa, pn, now):
 
 
 @njit(cache=True)
-def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation):
+def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation, cnt):
     """Reserve job j at its earliest fit; returns the new breakpoint count."""
-    k = earliest_fit(pt, pa, pn, size[j], estimate[j])
+    k = _earliest_fit(pt, pa, pn, size[j], estimate[j], cnt)
     t = pt[k]
     reservation[j] = t
     if math.isnan(first_reservation[j]):
         first_reservation[j] = t
-    return profile_add(pt, pa, pn, t, slot_end(t, estimate[j]), -size[j])
+    return _add(pt, pa, pn, t, slot_end(t, estimate[j]), -size[j], cnt)
 
 
 @njit(cache=True)
@@ -69,7 +116,7 @@ def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, 
 
 
 @njit(cache=True)
-def _earlier_fit(pt, pa, pn, k0, need, dur, own_start, own_end):
+def _earlier_fit(pt, pa, pn, k0, need, dur, own_start, own_end, cnt):
     """First breakpoint index k ≥ k0 with pt[k] < own_start at which ``need`` units stay free for ``dur``
     seconds, counting the job's own slot [own_start, own_end) as vacated; -1 if there is none."""
     k = k0
@@ -89,8 +136,11 @@ def _earlier_fit(pt, pa, pn, k0, need, dur, own_start, own_end):
                 break
             m += 1
         if ok:
+            cnt[CNT_SCANNED] += m - k0
             return k
         k = m + 1
+    cnt[CNT_SCANNED] += k - k0
+    cnt[CNT_EMPTY] += 1
     return -1
 
 
@@ -98,7 +148,7 @@ _CACHE = 8
 
 
 @njit(cache=True)
-def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
+def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
     """Classic compression: each reservation, in start order, is removed and placed again at its earliest fit.
 
     Equivalent to removing and re-inserting every job, but cheaper: a job whose earliest fit is not before its
@@ -133,7 +183,8 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
         if skip_to >= s:
             continue
         k0 = lower_bound(pt, pn, skip_to) if skip_to > pt[0] else 0
-        k = _earlier_fit(pt, pa, pn, k0, need, d, s, own_end)
+        cnt[CNT_SEARCHES] += 1
+        k = _earlier_fit(pt, pa, pn, k0, need, d, s, own_end, cnt)
         if k < 0:
             fail_q[slot] = need
             fail_d[slot] = d
@@ -143,8 +194,8 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
                 nf += 1
             continue
         t = pt[k]
-        pn = profile_add(pt, pa, pn, s, own_end, need)
-        pn = profile_add(pt, pa, pn, t, slot_end(t, d), -need)
+        pn = _add(pt, pa, pn, s, own_end, need, cnt)
+        pn = _add(pt, pa, pn, t, slot_end(t, d), -need, cnt)
         nf = 0  # the move freed room at and after s: remembered failures no longer hold
         reservation[j] = t
         # move the entry from idx to its new sorted place before idx
@@ -153,6 +204,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation):
             res_t[p] = res_t[p - 1]
             res_j[p] = res_j[p - 1]
             p -= 1
+        cnt[CNT_MOVED] += idx - p
         res_t[p] = t
         res_j[p] = j
         kp = lower_bound(pt, pn, s)  # breakpoints may have been inserted before the walk position
@@ -197,10 +249,10 @@ def conservative_pass(
       its walltime end and every reservation is re-made, in reservation order, from the running jobs.
     * Jobs whose reservation is now start now.
 
-    ``pol`` holds (breakpoint count, reservation count) between passes.
+    ``pol`` holds (breakpoint count, reservation count) between passes, then the operation counters.
     """
-    pn = pol[0]
-    rn = pol[1]
+    pn = pol[POL_PN]
+    rn = pol[POL_RN]
     overdue = rc > 0 and run_end[0] <= now
     stale = rn > 0 and res_t[0] < now  # a due job could not start (its units held past their estimate)
     if rn == 0 or overdue or stale:
@@ -218,7 +270,7 @@ def conservative_pass(
             side_job[idx] = j
         for idx in range(old):
             j = side_job[idx]
-            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
+            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation, pol)
             rn = insert_pair(res_t, res_j, rn, reservation[j], j)
     else:
         pn = _rebase(pt, pa, pn, now)
@@ -227,14 +279,14 @@ def conservative_pass(
             f = fin[x]
             e = assumed_end[f]
             if e > now:
-                pn = profile_add(pt, pa, pn, now, e, size[f])
+                pn = _add(pt, pa, pn, now, e, size[f], pol)
                 freed = True
         if freed:
-            pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation)
+            pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, pol)
     for i in range(qlen):
         j = queue[i]
         if math.isnan(reservation[j]):
-            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation)
+            pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation, pol)
             rn = insert_pair(res_t, res_j, rn, reservation[j], j)
     # Start the jobs reserved now: the profile guarantees they fit together. Then the jobs placed right after
     # a zero-length slot at now (reserved at nextafter(now)) start now too, in reservation order, while units
@@ -251,8 +303,8 @@ def conservative_pass(
         if size[j] > avail:
             continue
         if t != now:
-            pn = profile_add(pt, pa, pn, t, slot_end(t, estimate[j]), size[j])
-            pn = profile_add(pt, pa, pn, now, slot_end(now, estimate[j]), -size[j])
+            pn = _add(pt, pa, pn, t, slot_end(t, estimate[j]), size[j], pol)
+            pn = _add(pt, pa, pn, now, slot_end(now, estimate[j]), -size[j], pol)
             reservation[j] = now
         out[ns] = j
         ns += 1
@@ -267,6 +319,6 @@ def conservative_pass(
                 res_j[w] = res_j[x]
                 w += 1
         rn = w
-    pol[0] = pn
-    pol[1] = rn
+    pol[POL_PN] = pn
+    pol[POL_RN] = rn
     return ns
