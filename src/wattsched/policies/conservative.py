@@ -25,8 +25,21 @@ CNT_SEARCHES = 2  # earliest-fit searches (placements and compression attempts t
 CNT_EMPTY = 3  # compression searches that found no earlier start
 CNT_SCANNED = 4  # breakpoints visited by searches
 CNT_MOVED = 5  # array elements shifted by profile and reservation-list edits
-POL_SIZE = 6
-COUNTER_NAMES = ("fit_searches", "empty_searches", "breakpoints_scanned", "elements_moved")
+CNT_COMPRESSIONS = 6  # compression sweeps
+CNT_SWEPT = 7  # reservations visited by compression sweeps
+CNT_CANDIDATES = 8  # reservations that passed the sweep's size filter
+CNT_MOVES = 9  # reservations moved earlier
+POL_SIZE = 10
+COUNTER_NAMES = (
+    "fit_searches",
+    "empty_searches",
+    "breakpoints_scanned",
+    "elements_moved",
+    "compressions",
+    "swept",
+    "candidates",
+    "moves",
+)
 
 
 @njit(cache=True)
@@ -163,7 +176,9 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
     slot = 0
     best = -1
     kp = 0
+    cnt[CNT_COMPRESSIONS] += 1
     for idx in range(rn):
+        cnt[CNT_SWEPT] += 1
         s = res_t[idx]
         j = res_j[idx]
         while kp < pn and pt[kp] < s:
@@ -173,6 +188,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
         need = size[j]
         if need > best:
             continue
+        cnt[CNT_CANDIDATES] += 1
         d = estimate[j]
         own_end = slot_end(s, d)
         # skip the candidate starts a remembered failure rules out
@@ -198,6 +214,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
         pn = _add(pt, pa, pn, t, slot_end(t, d), -need, cnt)
         nf = 0  # the move freed room at and after s: remembered failures no longer hold
         reservation[j] = t
+        cnt[CNT_MOVES] += 1
         # move the entry from idx to its new sorted place before idx
         p = idx
         while p > 0 and (res_t[p - 1] > t or (res_t[p - 1] == t and res_j[p - 1] > j)):
