@@ -96,8 +96,10 @@ def main() -> None:
 
     full = rows[-1]
     counters = (
-        f"{full['fit_searches'] / 1e6:.1f} M searches ({full['empty_searches'] / 1e6:.1f} M empty), "
-        f"{full['breakpoints_scanned'] / 1e9:.2f} B breakpoints scanned, {full['elements_moved'] / 1e9:.2f} B moved"
+        f"exact compression: {full['compressions']:,} sweeps visit {full['swept'] / 1e6:.0f} M reservations, "
+        f"{full['fit_searches'] / 1e6:.1f} M searches ({full['empty_searches'] / 1e6:.1f} M empty) scan "
+        f"{full['breakpoints_scanned'] / 1e9:.1f} B breakpoints, {full['moves'] / 1e6:.1f} M moves edit "
+        f"{full['elements_moved'] / 1e9:.1f} B elements: needs a blocked/segment-tree profile (not done)"
     )
     record(
         "conservative",
@@ -111,7 +113,8 @@ def main() -> None:
                 1.2,
                 "",
                 True,
-                "slope of log CPU s vs log jobs over " + ", ".join(f"{r['jobs']:,}" for r in rows),
+                "no target in the issue (stated; 1.2 as the queue policies); log-log slope over "
+                + ", ".join(f"{r['jobs']:,}" for r in rows),
             ),
         ],
     )

@@ -26,6 +26,7 @@ BENCHMARKS = [
     "cli_time.py",
     "stopping.py",
     "reproduce.py",
+    "conservative.py",
 ]
 
 if __name__ == "__main__":
