@@ -31,6 +31,7 @@ BENCHMARKS = [
     "swf_read.py",
     "cph_hint.py",
     "queue_scaling.py",
+    "conservative.py",
 ]
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from wattsched.engine.job_queue import drop_started, qheap_pop, qheap_push, queue_insert, queue_to_front
+from wattsched.policies.conservative import POL_SIZE, conservative_pass
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
     BACKFILL_NONE,
@@ -29,7 +30,6 @@ from wattsched.policies.queue_policies import (
     SUM_M,
     SUM_MAX,
     SUM_S2,
-    conservative_pass,
     queue_pass,
 )
 from wattsched.policies.sorted_pairs import insert_pair, lower_bound
@@ -84,7 +84,7 @@ class KernelState:
         # conservative backfilling's persistent profile and reservation list, and the completions it has not seen
         self.prof_t = np.empty(8 * n + 8, dtype=np.float64)
         self.prof_a = np.empty(8 * n + 8, dtype=np.int64)
-        self.pol = np.zeros(2, dtype=np.int64)
+        self.pol = np.zeros(POL_SIZE, dtype=np.int64)  # counts, then the operation counters (conservative.py)
         self.res_t = np.empty(n, dtype=np.float64)
         self.res_j = np.empty(n, dtype=np.int64)
         self.finished = np.empty(n, dtype=np.int64)
