@@ -20,8 +20,31 @@ import math
 import numpy as np
 from numba import njit
 
+from wattsched.engine.events import event_pop, event_push, running_remove
 from wattsched.engine.job_queue import drop_started, qheap_pop, qheap_push, queue_insert, queue_to_front
-from wattsched.policies.conservative import POL_SIZE, conservative_pass
+from wattsched.engine.kernel_state import (
+    ERR_NO_ROOM,
+    ERR_NOT_QUEUED,
+    ERR_PRESTART_NO_ROOM,
+    EXTERNAL,
+    ST_CAP_NEXT,
+    ST_DECISIONS,
+    ST_DONE,
+    ST_ERROR,
+    ST_ERROR_JOB,
+    ST_FINISHED,
+    ST_FREE,
+    ST_HEAP,
+    ST_MAX_QLEN,
+    ST_NEXT_SUB,
+    ST_PASSES,
+    ST_PENDING,
+    ST_PRED_PENDING,
+    ST_PREDICT,
+    ST_QLEN,
+    ST_RUNNING,
+)
+from wattsched.policies.conservative import conservative_pass
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
     BACKFILL_NONE,
@@ -32,115 +55,7 @@ from wattsched.policies.queue_policies import (
     SUM_S2,
     queue_pass,
 )
-from wattsched.policies.sorted_pairs import insert_pair, lower_bound
-
-# Indices into the integer state vector.
-ST_FREE = 0
-ST_NEXT_SUB = 1
-ST_HEAP = 2
-ST_QLEN = 3
-ST_RUNNING = 4
-ST_ERROR = 5
-ST_ERROR_JOB = 6
-ST_PASSES = 7
-ST_MAX_QLEN = 8
-ST_FINISHED = 9
-ST_PENDING = 10
-ST_DECISIONS = 11
-ST_CAP_NEXT = 12
-ST_PREDICT = 13  # 1: stop at every instant with submissions, after its completions, for an online predictor
-ST_PRED_PENDING = 14  # set when stopped that way; the next call resumes with the instant's submissions
-ST_DONE = 15  # number of completions logged in ``done_log``
-ST_SIZE = 16
-
-#: ``backfill`` code meaning "the decisions come from Python": the loop returns at every pass.
-EXTERNAL = -1
-
-ERR_NONE = 0
-ERR_NOT_QUEUED = 1
-ERR_NO_ROOM = 2
-ERR_PRESTART_NO_ROOM = 3  # a job that was already running at a window's start does not fit at t = 0
-
-
-class KernelState:
-    """The arrays of one run; plain numpy, so the loop can stop and resume anywhere."""
-
-    def __init__(self, n: int, machine_size: int) -> None:
-        self.st = np.zeros(ST_SIZE, dtype=np.int64)
-        self.st[ST_FREE] = machine_size
-        self.start = np.full(n, np.nan)
-        self.end = np.full(n, np.nan)
-        self.first_reservation = np.full(n, np.nan)
-        self.reservation = np.full(n, np.nan)
-        self.heap_t = np.empty(n, dtype=np.float64)
-        self.heap_j = np.empty(n, dtype=np.int64)
-        self.queue = np.empty(n, dtype=np.int64)
-        self.queued = np.zeros(n, dtype=np.bool_)
-        self.run_end = np.empty(n, dtype=np.float64)
-        self.run_job = np.empty(n, dtype=np.int64)
-        self.side_end = np.empty(n, dtype=np.float64)
-        self.side_job = np.empty(n, dtype=np.int64)
-        self.out = np.empty(n, dtype=np.int64)
-        # conservative backfilling's persistent profile and reservation list, and the completions it has not seen
-        self.prof_t = np.empty(8 * n + 8, dtype=np.float64)
-        self.prof_a = np.empty(8 * n + 8, dtype=np.int64)
-        self.pol = np.zeros(POL_SIZE, dtype=np.int64)  # counts, then the operation counters (conservative.py)
-        self.res_t = np.empty(n, dtype=np.float64)
-        self.res_j = np.empty(n, dtype=np.int64)
-        self.finished = np.empty(n, dtype=np.int64)
-        self.done_log = np.empty(n, dtype=np.int64)  # every completion, in order (for online predictors)
-        self.assumed_end = np.full(n, np.nan)
-        self.now = np.zeros(1)  # the instant of a pass handed to Python
-        # the policy's power bookkeeping: Σ mean, Σ max and Σ σ² of the running jobs' estimates
-        self.sums = np.zeros(3)
-        self.shadow_sums = np.zeros(3)
-
-
-@njit(cache=True)
-def _heap_push(ht, hj, hs, t, j):
-    i = hs
-    ht[i] = t
-    hj[i] = j
-    while i > 0:
-        p = (i - 1) // 2
-        if ht[p] <= ht[i]:
-            break
-        ht[p], ht[i] = ht[i], ht[p]
-        hj[p], hj[i] = hj[i], hj[p]
-        i = p
-    return hs + 1
-
-
-@njit(cache=True)
-def _heap_pop(ht, hj, hs):
-    """Remove the root; return the new size (the caller read ht[0], hj[0] first)."""
-    hs -= 1
-    ht[0] = ht[hs]
-    hj[0] = hj[hs]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= hs:
-            break
-        if c + 1 < hs and ht[c + 1] < ht[c]:
-            c += 1
-        if ht[i] <= ht[c]:
-            break
-        ht[c], ht[i] = ht[i], ht[c]
-        hj[c], hj[i] = hj[i], hj[c]
-        i = c
-    return hs
-
-
-@njit(cache=True)
-def _running_remove(run_end, run_job, rc, e, j):
-    lo = lower_bound(run_end, rc, e)
-    while run_job[lo] != j:
-        lo += 1
-    for x in range(lo, rc - 1):
-        run_end[x] = run_end[x + 1]
-        run_job[x] = run_job[x + 1]
-    return rc - 1
+from wattsched.policies.sorted_pairs import insert_pair
 
 
 @njit(cache=True)
@@ -185,7 +100,7 @@ def _apply(
         start[j] = now
         duration = runtime[j] if runtime[j] < walltime[j] else walltime[j]
         end[j] = now + duration
-        hs = _heap_push(heap_t, heap_j, hs, now + duration, j)
+        hs = event_push(heap_t, heap_j, hs, now + duration, j)
         rc = insert_pair(run_end, run_job, rc, now + estimate[j], j)
         sums[SUM_M] += est_m[j]
         sums[SUM_MAX] += est_max[j]
@@ -326,9 +241,9 @@ def run_kernel(
             # 1. every completion at this instant
             while hs > 0 and heap_t[0] == now:
                 j = heap_j[0]
-                hs = _heap_pop(heap_t, heap_j, hs)
+                hs = event_pop(heap_t, heap_j, hs)
                 free += size[j]
-                rc = _running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
+                rc = running_remove(run_end, run_job, rc, start[j] + estimate[j], j)
                 finished[fc] = j
                 fc += 1
                 done_log[nd] = j

@@ -20,7 +20,8 @@ from wattsched.core.policy import JobAttributes, Policy, PolicyBase, View, read_
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import REQUIRED_COLUMNS, ReadResult, WorkloadError, coerce_columns, sort_queue_order
 from wattsched.core.stopping import compiled_section
-from wattsched.engine.kernel import (
+from wattsched.engine.kernel import run_kernel
+from wattsched.engine.kernel_state import (
     ERR_NO_ROOM,
     ERR_NOT_QUEUED,
     ERR_PRESTART_NO_ROOM,
@@ -40,7 +41,6 @@ from wattsched.engine.kernel import (
     ST_QLEN,
     ST_RUNNING,
     KernelState,
-    run_kernel,
 )
 from wattsched.policies.knapsack_cpsat import CpSatKnapsack
 from wattsched.policies.powercheck import PowerCheck

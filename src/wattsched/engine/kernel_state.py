@@ -1,0 +1,73 @@
+"""The state of one run of the compiled event loop (``engine/kernel.py``): the integer state vector's layout, the
+error codes of a refused decision, and :class:`KernelState`, the arrays a run is sliced and resumed with.
+
+The constants are read by the numba kernel as compile-time constants: this module is among the sources that key
+numba's cache (``core/numba_cache.py``), so changing one recompiles the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wattsched.policies.conservative import POL_SIZE
+
+# Indices into the integer state vector.
+ST_FREE = 0
+ST_NEXT_SUB = 1
+ST_HEAP = 2
+ST_QLEN = 3
+ST_RUNNING = 4
+ST_ERROR = 5
+ST_ERROR_JOB = 6
+ST_PASSES = 7
+ST_MAX_QLEN = 8
+ST_FINISHED = 9
+ST_PENDING = 10
+ST_DECISIONS = 11
+ST_CAP_NEXT = 12
+ST_PREDICT = 13  # 1: stop at every instant with submissions, after its completions, for an online predictor
+ST_PRED_PENDING = 14  # set when stopped that way; the next call resumes with the instant's submissions
+ST_DONE = 15  # number of completions logged in ``done_log``
+ST_SIZE = 16
+
+#: ``backfill`` code meaning "the decisions come from Python": the loop returns at every pass.
+EXTERNAL = -1
+
+ERR_NONE = 0
+ERR_NOT_QUEUED = 1
+ERR_NO_ROOM = 2
+ERR_PRESTART_NO_ROOM = 3  # a job that was already running at a window's start does not fit at t = 0
+
+
+class KernelState:
+    """The arrays of one run; plain numpy, so the loop can stop and resume anywhere."""
+
+    def __init__(self, n: int, machine_size: int) -> None:
+        self.st = np.zeros(ST_SIZE, dtype=np.int64)
+        self.st[ST_FREE] = machine_size
+        self.start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.first_reservation = np.full(n, np.nan)
+        self.reservation = np.full(n, np.nan)
+        self.heap_t = np.empty(n, dtype=np.float64)
+        self.heap_j = np.empty(n, dtype=np.int64)
+        self.queue = np.empty(n, dtype=np.int64)
+        self.queued = np.zeros(n, dtype=np.bool_)
+        self.run_end = np.empty(n, dtype=np.float64)
+        self.run_job = np.empty(n, dtype=np.int64)
+        self.side_end = np.empty(n, dtype=np.float64)
+        self.side_job = np.empty(n, dtype=np.int64)
+        self.out = np.empty(n, dtype=np.int64)
+        # conservative backfilling's persistent profile and reservation list, and the completions it has not seen
+        self.prof_t = np.empty(8 * n + 8, dtype=np.float64)
+        self.prof_a = np.empty(8 * n + 8, dtype=np.int64)
+        self.pol = np.zeros(POL_SIZE, dtype=np.int64)  # counts, then the operation counters (conservative.py)
+        self.res_t = np.empty(n, dtype=np.float64)
+        self.res_j = np.empty(n, dtype=np.int64)
+        self.finished = np.empty(n, dtype=np.int64)
+        self.done_log = np.empty(n, dtype=np.int64)  # every completion, in order (for online predictors)
+        self.assumed_end = np.full(n, np.nan)
+        self.now = np.zeros(1)  # the instant of a pass handed to Python
+        # the policy's power bookkeeping: Σ mean, Σ max and Σ σ² of the running jobs' estimates
+        self.sums = np.zeros(3)
+        self.shadow_sums = np.zeros(3)
