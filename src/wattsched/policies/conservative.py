@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from wattsched.policies.profile import profile_breakpoint, slot_end
+from wattsched.policies.profile import earliest_fit_scanned, profile_breakpoint, slot_end
 from wattsched.policies.queue_policies import _collect_side, _next_end
 from wattsched.policies.sorted_pairs import insert_pair, insertion_sort_pairs, lower_bound
 
@@ -58,24 +58,10 @@ def _add(pt, pa, pn, t0, t1, delta, cnt):
 @njit(cache=True)
 def _earliest_fit(pt, pa, pn, need, dur, cnt):
     """``profile.earliest_fit`` that also counts the breakpoints it visits into ``cnt``."""
+    k, scanned = earliest_fit_scanned(pt, pa, pn, need, dur)
     cnt[CNT_SEARCHES] += 1
-    k = 0
-    while True:
-        if pa[k] < need:
-            k += 1
-            continue
-        s = pt[k]
-        m = k + 1
-        ok = True
-        while m < pn and pt[m] < s + dur:
-            if pa[m] < need:
-                ok = False
-                break
-            m += 1
-        if ok:
-            cnt[CNT_SCANNED] += m
-            return k
-        k = m + 1
+    cnt[CNT_SCANNED] += scanned
+    return k
 
 
 @njit(cache=True)

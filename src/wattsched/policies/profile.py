@@ -20,6 +20,13 @@ def slot_end(t, dur):
 @njit(cache=True)
 def earliest_fit(pt, pa, pn, need, dur):
     """Index of the first profile breakpoint at which ``need`` units stay free for ``dur`` seconds."""
+    return earliest_fit_scanned(pt, pa, pn, need, dur)[0]
+
+
+@njit(cache=True)
+def earliest_fit_scanned(pt, pa, pn, need, dur):
+    """:func:`earliest_fit` and the breakpoint where its search stopped (the count of breakpoints visited, an
+    operation counter of conservative backfilling)."""
     k = 0
     while True:
         if pa[k] < need:
@@ -34,7 +41,7 @@ def earliest_fit(pt, pa, pn, need, dur):
                 break
             m += 1
         if ok:
-            return k
+            return k, m
         k = m + 1
 
 
