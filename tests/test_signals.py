@@ -10,10 +10,12 @@ the state they wait for (results written, workers started) with generous timeout
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +27,7 @@ from typer.testing import CliRunner
 
 from conftest import require_data
 from wattsched.cli import app
+from wattsched.core.executors import map_tasks
 from wattsched.core.stopping import (
     COMPILED_STOP_MESSAGE,
     FolderBusyError,
@@ -305,6 +308,27 @@ def test_sigterm_stops_a_dataset_build_and_keeps_the_previous_build(tmp_path: Pa
     assert (output.read_bytes(), rejects_path(output).read_bytes()) == before
     assert _temporaries(tmp_path) == []
     assert _survivors(workers) == []
+
+
+def _fails_first_sleeps_otherwise(item: int) -> int:
+    """A pool task: the first one fails at once, the others would keep a worker busy for a minute."""
+    if item == 0:
+        raise ValueError("the first task fails")
+    time.sleep(60)
+    return item
+
+
+def test_an_ended_pool_leaves_no_thread_or_worker_behind() -> None:
+    """A fan-out stopped by its consumer's error ends the workers and waits for the pool's manager thread: a thread
+    left running made CPython's exit print ``OSError: Bad file descriptor`` after an interrupted command's last
+    line (seen in 2 of 20 stopped dataset builds under load)."""
+    before = set(threading.enumerate())
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="the first task fails"):
+        list(map_tasks(_fails_first_sleeps_otherwise, list(range(6)), workers=2, ordered=False, in_flight=3))
+    assert time.monotonic() - started < 30  # the sleeping tasks were not waited for
+    assert [t.name for t in threading.enumerate() if t not in before] == []
+    assert multiprocessing.active_children() == []
 
 
 def test_one_build_per_output_at_a_time(tmp_path: Path, telemetry: Path) -> None:

@@ -26,6 +26,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 EXECUTORS = ("local", "dask")
+#: How long an ended pool's manager thread gets to close its queues (it needs milliseconds once the workers are gone).
+MANAGER_JOIN_S = 10.0
 
 
 def check_executor(executor: str, error: type[Exception] = ValueError) -> None:
@@ -84,8 +86,12 @@ def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool
 
 def _end_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel the queued tasks and end the pool's worker processes now (a plain shutdown would wait for the
-    running tasks, i.e. leave workers computing after Ctrl-C or SIGTERM)."""
+    running tasks, i.e. leave workers computing after Ctrl-C or SIGTERM), then wait for the pool's manager
+    thread, which closes the queues once it sees the workers gone. Without that wait the thread outlives the
+    command: CPython 3.11's exit then wakes it through a pipe it may have closed (``OSError: Bad file
+    descriptor`` printed after the command's last line), and the queues' semaphores can be reported leaked."""
     processes = list((pool._processes or {}).values())  # the pool's own workers (no public accessor)
+    manager = pool._executor_manager_thread  # likewise; shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
@@ -94,6 +100,8 @@ def _end_pool(pool: ProcessPoolExecutor) -> None:
         if process.is_alive():
             process.kill()
             process.join(5.0)
+    if manager is not None:
+        manager.join(MANAGER_JOIN_S)
 
 
 def _dask(
