@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
@@ -91,7 +92,7 @@ def _end_pool(pool: ProcessPoolExecutor) -> None:
     command: CPython 3.11's exit then wakes it through a pipe it may have closed (``OSError: Bad file
     descriptor`` printed after the command's last line), and the queues' semaphores can be reported leaked."""
     processes = list((pool._processes or {}).values())  # the pool's own workers (no public accessor)
-    manager = pool._executor_manager_thread  # likewise; shutdown() forgets it
+    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()

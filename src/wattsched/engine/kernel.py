@@ -21,7 +21,15 @@ import numpy as np
 from numba import njit
 
 from wattsched.engine.events import event_pop, event_push, running_remove
-from wattsched.engine.job_queue import drop_started, qheap_pop, qheap_push, queue_insert, queue_to_front
+from wattsched.engine.job_queue import (
+    bury_started,
+    compact_live,
+    drop_started,
+    qheap_pop,
+    qheap_push,
+    queue_insert,
+    queue_to_front,
+)
 from wattsched.engine.kernel_state import (
     ERR_NO_ROOM,
     ERR_NOT_QUEUED,
@@ -45,8 +53,10 @@ from wattsched.engine.kernel_state import (
     ST_RUNNING,
 )
 from wattsched.policies.conservative import conservative_pass
+from wattsched.policies.fit_index import MIN_LEAVES, fit_build, fit_leaves, fit_leaves_for
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
+    BACKFILL_EASY,
     BACKFILL_NONE,
     KNAPSACK_EXACT_WAIT,
     PF_KNAPSACK_END,
@@ -214,6 +224,12 @@ def run_kernel(
             return True
         if st[ST_DECISIONS] > 0:
             head, qlen = drop_started(queue, head, qlen, queued, st[ST_DECISIONS])
+    # EASY's backfill scan finds the jobs that fit through a size index over the queue (policies/fit_index.py);
+    # rebuilt at every call, so not when the run stops at every instant for an online predictor. With the index,
+    # started jobs stay in the array as gaps: the queue is queue[head:head + span], of which qlen are waiting.
+    indexed = backfill == BACKFILL_EASY and st[ST_PREDICT] == 0
+    fit = fit_build(queue, head, qlen, size, fit_leaves_for(head + qlen)) if indexed else np.empty(0, np.int32)
+    span = qlen
     pending = False
     pred_pending = False
     resume = st[ST_PRED_PENDING] == 1
@@ -295,8 +311,15 @@ def run_kernel(
             else:
                 if heap_mode:
                     qlen = qheap_push(queue, qlen, key, nxt)
+                elif indexed:
+                    if head + span >= fit_leaves(fit):  # no room after the tail: the jobs to the front, no gaps
+                        span = compact_live(queue, head, span, fit)
+                        head = 0
+                        fit = fit_build(queue, 0, span, size, fit_leaves_for(span))
+                    head, span = queue_insert(queue, head, span, key, nxt, fit, size[nxt])
+                    qlen += 1
                 else:
-                    head, qlen = queue_insert(queue, head, qlen, key, nxt)
+                    head, qlen = queue_insert(queue, head, qlen, key, nxt, fit, 0)
             nxt += 1
         if qlen > max_q:
             max_q = qlen
@@ -353,6 +376,8 @@ def run_kernel(
                     cap_v,
                     shadow_sums,
                     submit,
+                    fit,
+                    0,
                 )
                 free, hs, rc, ok = _apply(
                     now,
@@ -426,8 +451,8 @@ def run_kernel(
             ns = queue_pass(
                 backfill,
                 now,
-                queue[head : head + qlen],
-                qlen,
+                queue[head : head + span] if indexed else queue[head : head + qlen],
+                span if indexed else qlen,
                 free,
                 run_end,
                 run_job,
@@ -450,6 +475,8 @@ def run_kernel(
                 cap_v,
                 shadow_sums,
                 submit,
+                fit,
+                head,
             )
         fc = 0
         # 4. validate and apply the decisions
@@ -481,8 +508,19 @@ def run_kernel(
         if not ok:
             return True
         if ns > 0:
-            head, qlen = drop_started(queue, head, qlen, queued, ns)
-    queue_to_front(queue, head, qlen)
+            if indexed:
+                head, span = bury_started(queue, head, span, key, out, ns, fit)
+                qlen -= ns
+                if span > 2 * qlen + MIN_LEAVES:  # more gaps than jobs: close them (amortised O(1) a start)
+                    span = compact_live(queue, head, span, fit)
+                    head = 0
+                    fit = fit_build(queue, 0, span, size, fit_leaves_for(span))
+            else:
+                head, qlen = drop_started(queue, head, qlen, queued, ns)
+    if indexed:
+        compact_live(queue, head, span, fit)  # between calls: queue[:qlen], no gaps
+    else:
+        queue_to_front(queue, head, qlen)
     st[ST_FREE] = free
     st[ST_NEXT_SUB] = nxt
     st[ST_HEAP] = hs

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
+from wattsched.policies.fit_index import NO_FIT, fit_next
 from wattsched.policies.sorted_pairs import insertion_sort_pairs, upper_bound
 
 BACKFILL_NONE = 0
@@ -294,11 +295,16 @@ def queue_pass(
     cap_v,
     shadow_sums,
     submit,
+    fit,
+    fit_base,
 ):
     """One scheduling pass for ``none`` and ``easy`` backfilling and the greedy knapsacks, with the power check
     of ``pcfg`` on every start (docs/semantics.md §3.3); returns the number of jobs written to ``out``.
 
-    ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job.
+    ``reservation[j]`` receives the shadow time the first time job j becomes the EASY priority job. ``fit``, when
+    not empty, is the size index of the queue (policies/fit_index.py; ``queue[x]`` at its position ``fit_base + x``):
+    the backfill scan then visits only the jobs whose size fits, in the same order, so the decisions are the same;
+    entries whose leaf is ``NO_FIT`` are gaps (jobs started earlier) and are skipped.
     """
     k = pf[PF_K]
     if backfill >= KNAPSACK_WAIT:
@@ -331,8 +337,12 @@ def queue_pass(
     ns = 0
     sc = 0
     i = 0
+    use_fit = fit.shape[0] > 0
     while i < qlen:
         j = queue[i]
+        if use_fit and fit[fit_base + i] == NO_FIT:  # a job started earlier, left as a gap (engine/job_queue.py)
+            i += 1
+            continue
         if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             out[ns] = j
             ns += 1
@@ -383,11 +393,15 @@ def queue_pass(
         reservation[pj] = shadow
     reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and check != CHECK_NONE
     cap_sh = cap_at(cap_t, cap_v, shadow) if reserve_power and shadow < math.inf else math.inf
-    for x in range(i + 1, qlen):
-        if free == 0:
-            break
+    x = i + 1
+    while x < qlen and free > 0:
+        if use_fit:  # straight to the next job of at most ``free`` units
+            x = fit_next(fit, fit_base + x, fit_base + qlen, free) - fit_base
+            if x < 0:
+                break
         j = queue[x]
         q = size[j]
+        x += 1
         if q > free:
             continue
         ends_in_time = now + estimate[j] <= shadow
