@@ -130,12 +130,16 @@ def bury_started(queue, head, span, key, started, ns, fit):
 @njit(cache=True)
 def compact_live(queue, head, span, fit):
     """Move the jobs of ``queue[head:head + span]`` that are not gaps (their leaf in ``fit`` is not ``NO_FIT``)
-    to the array's start, in order; returns how many."""
+    to the array's start, in order, their leaves with them, and fix the index; returns how many."""
     w = 0
     for x in range(head, head + span):
         if fit[x] != NO_FIT:
             queue[w] = queue[x]
+            fit[w] = fit[x]
             w += 1
+    for x in range(w, head + span):
+        fit[x] = NO_FIT
+    fit_fix(fit, 0, head + span)
     return w
 
 

@@ -227,8 +227,15 @@ def run_kernel(
     # EASY's backfill scan finds the jobs that fit through a size index over the queue (policies/fit_index.py);
     # rebuilt at every call, so not when the run stops at every instant for an online predictor. With the index,
     # started jobs stay in the array as gaps: the queue is queue[head:head + span], of which qlen are waiting.
+    # The index has a position for every job this call can insert (those submitted up to the end of the instant
+    # of the chunk's last job), so it is never reallocated in the loop: an array variable reassigned in the loop
+    # made every pass slower, fcfs on 1 M jobs 0.99 → 1.22 CPU s, although fcfs has no index.
     indexed = backfill == BACKFILL_EASY and st[ST_PREDICT] == 0
-    fit = fit_build(queue, head, qlen, size, fit_leaves_for(head + qlen)) if indexed else np.empty(0, np.int32)
+    fit = np.empty(0, np.int32)
+    if indexed:
+        stop = min(n, stop_after_submissions)
+        last = nxt if stop <= nxt else np.searchsorted(submit, submit[stop - 1], side="right")
+        fit = fit_build(queue, head, qlen, size, fit_leaves_for(head + qlen + (last - nxt) + 1))
     span = qlen
     pending = False
     pred_pending = False
@@ -312,10 +319,8 @@ def run_kernel(
                 if heap_mode:
                     qlen = qheap_push(queue, qlen, key, nxt)
                 elif indexed:
-                    if head + span >= fit_leaves(fit):  # no room after the tail: the jobs to the front, no gaps
-                        span = compact_live(queue, head, span, fit)
-                        head = 0
-                        fit = fit_build(queue, 0, span, size, fit_leaves_for(span))
+                    if head + span >= fit_leaves(fit):  # cannot happen (see the index's size above)
+                        raise AssertionError("the queue's size index has no room for a submission")
                     head, span = queue_insert(queue, head, span, key, nxt, fit, size[nxt])
                     qlen += 1
                 else:
@@ -514,7 +519,6 @@ def run_kernel(
                 if span > 2 * qlen + MIN_LEAVES:  # more gaps than jobs: close them (amortised O(1) a start)
                     span = compact_live(queue, head, span, fit)
                     head = 0
-                    fit = fit_build(queue, 0, span, size, fit_leaves_for(span))
             else:
                 head, qlen = drop_started(queue, head, qlen, queued, ns)
     if indexed:

@@ -220,7 +220,7 @@ def simulate(
     )
     if knapsack_until is None:
         knapsack_until = float(cap_t[1]) if cap_t.size > 1 else np.inf
-    pf = np.array([k, knapsack_until], dtype=np.float64)
+    pf = np.array([k, knapsack_until, float(np.array_equal(key, estimate))], dtype=np.float64)  # PF_* order
     state = KernelState(n, machine_size)
     if pol.backfill >= KNAPSACK_EXACT_WAIT:
         external = CpSatKnapsack(

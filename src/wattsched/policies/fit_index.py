@@ -33,11 +33,11 @@ MIN_LEAVES = FANOUT * FANOUT
 
 
 @njit(cache=True)
-def fit_leaves_for(qlen):
-    """The number of leaves (a power of :data:`FANOUT`) for a queue of ``qlen`` jobs: room for as many
-    insertions again."""
+def fit_leaves_for(positions):
+    """The number of leaves (a power of :data:`FANOUT`, at least :data:`MIN_LEAVES`) for queue positions
+    ``0 .. positions - 1``."""
     p = MIN_LEAVES
-    while p < 2 * (qlen + 1):
+    while p < positions:
         p *= FANOUT
     return p
 

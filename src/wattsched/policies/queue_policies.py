@@ -75,6 +75,7 @@ PC_SHADOW = 2
 PC_KNAPSACK = 3
 PF_K = 0
 PF_KNAPSACK_END = 1
+PF_KEY_IS_ESTIMATE = 2  # 1.0 when the queue order's key is the runtime estimate itself (SJF)
 SUM_M = 0
 SUM_MAX = 1
 SUM_S2 = 2
@@ -393,12 +394,31 @@ def queue_pass(
         reservation[pj] = shadow
     reserve_power = pcfg[PC_RESERVE] == RESERVE_NODES_POWER and check != CHECK_NONE
     cap_sh = cap_at(cap_t, cap_v, shadow) if reserve_power and shadow < math.inf else math.inf
+    # From ``split`` on, a job ends after the shadow time by its estimate, so it must also fit in ``extra``. Known
+    # only when the order's key is the estimate (SJF): the jobs ending in time are then a prefix of the queue, and
+    # the index skips the others that do not fit in ``extra`` as well (5.4 B of 5.4 B visits rejected them on time
+    # and extra for easy-sjf on 5 M Lublin jobs once the size index had removed the size rejections).
+    end = fit_base + qlen
+    split = end
+    if use_fit and pf[PF_KEY_IS_ESTIMATE] == 1.0:
+        lo = fit_base + i + 1
+        while lo < split:
+            mid = (lo + split) // 2
+            if now + estimate[queue[mid - fit_base]] <= shadow:
+                lo = mid + 1
+            else:
+                split = mid
     x = i + 1
     while x < qlen and free > 0:
-        if use_fit:  # straight to the next job of at most ``free`` units
-            x = fit_next(fit, fit_base + x, fit_base + qlen, free) - fit_base
-            if x < 0:
+        if use_fit:  # straight to the next job of at most ``free`` units (and ``extra`` past ``split``)
+            y = -1
+            if fit_base + x < split:
+                y = fit_next(fit, fit_base + x, split, free)
+            if y < 0:
+                y = fit_next(fit, max(fit_base + x, split), end, min(free, extra))
+            if y < 0:
                 break
+            x = y - fit_base
         j = queue[x]
         q = size[j]
         x += 1
