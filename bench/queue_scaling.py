@@ -153,7 +153,7 @@ def main() -> None:
 
     def note(policy: str, n: int) -> str:
         r = next((r for r in rows if r["policy"] == policy and r["jobs"] == n), {})
-        why = "; EASY's backfill scan reads the whole queue each pass (no size index yet)" if "easy" in policy else ""
+        why = "; backfill scan through the queue's size index (policies/fit_index.py)" if "easy" in policy else ""
         return f"passes {r.get('passes', 0):,}, max queue {r.get('max_queue', 0):,}{why}"
 
     targets = [

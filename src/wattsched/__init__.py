@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from wattsched.core import numba_cache as _numba_cache
 
 _numba_cache.configure()
+_numba_cache.defer_blas_check()
 
 __version__ = "0.1.0"
 
