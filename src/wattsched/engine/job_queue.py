@@ -1,9 +1,12 @@
 """The kernel's queue of waiting jobs, in policy order (issue 18: every queue policy linear in the work).
 
-Two layouts of the same ``queue`` array, both giving a pass the jobs in (key, job index) order:
+Three layouts of the same ``queue`` array, each giving a pass the jobs in (key, job index) order:
 
-* a sorted run ``queue[head:head + qlen]`` (backfilling, the knapsacks, Python policies), where jobs started
-  as a prefix only move ``head`` and an insertion shifts the shorter side;
+* a sorted run ``queue[head:head + qlen]`` (fcfs, conservative backfilling, the knapsacks, Python policies, and
+  EASY while an online predictor stops the run at every instant), where jobs started as a prefix only move
+  ``head`` and an insertion shifts the shorter side;
+* the same sorted run with gaps, ``queue[head:head + span]``, under EASY: a size index (policies/fit_index.py)
+  follows every move, and a started job stays as a gap (its leaf says so) until gaps outnumber the jobs;
 * a binary min-heap ``queue[:qlen]`` on (key, job index) for passes without backfilling, which only ever read
   a prefix of the order up to the first job that does not fit: the kernel pops that prefix (O(log n) a job)
   instead of keeping the whole queue sorted (an insertion into a sorted 290k-job ljf queue shifts ~70k
