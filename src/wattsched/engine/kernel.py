@@ -63,6 +63,7 @@ from wattsched.policies.queue_policies import (
     SUM_M,
     SUM_MAX,
     SUM_S2,
+    prefix_pass,
     queue_pass,
 )
 from wattsched.policies.sorted_pairs import insert_pair
@@ -354,35 +355,8 @@ def run_kernel(
                     buf[m] = queue[0]
                     qlen = qheap_pop(queue, qlen, key)
                     m += 1
-                ns = queue_pass(
-                    backfill,
-                    now,
-                    buf[base:m],
-                    m - base,
-                    free,
-                    run_end,
-                    run_job,
-                    rc,
-                    start,
-                    size,
-                    estimate,
-                    walltime,
-                    first_reservation,
-                    side_end,
-                    side_job,
-                    out,
-                    pcfg,
-                    pf,
-                    sums,
-                    est_m,
-                    est_max,
-                    est_s,
-                    cap_t,
-                    cap_v,
-                    shadow_sums,
-                    submit,
-                    fit,
-                    0,
+                ns = prefix_pass(
+                    now, buf[base:m], m - base, free, size, out, pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v
                 )
                 free, hs, rc, ok = _apply(
                     now,
@@ -452,6 +426,9 @@ def run_kernel(
                 fc,
                 assumed_end,
             )
+        elif backfill == BACKFILL_NONE:
+            view = queue[head : head + qlen]
+            ns = prefix_pass(now, view, qlen, free, size, out, pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v)
         else:
             ns = queue_pass(
                 backfill,

@@ -269,6 +269,32 @@ def _knapsack_pass(
 
 
 @njit(cache=True)
+def prefix_pass(now, queue, qlen, free, size, out, pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v):
+    """A pass without backfilling (fcfs, sjf, ljf): start the jobs in queue order while they fit (units, and the
+    power check of ``pcfg``), stop at the first that does not; returns the number written to ``out``. The
+    decisions of :func:`queue_pass` with ``BACKFILL_NONE``, in a small function of its own: its passes paid for
+    the arguments and branches EASY's size index added to ``queue_pass`` (fcfs on 1 M jobs 0.95 → 1.24 CPU s)."""
+    check = pcfg[PC_CHECK]
+    k = pf[PF_K]
+    cap = cap_at(cap_t, cap_v, now)
+    sm = sums[SUM_M]
+    smax = sums[SUM_MAX]
+    ss2 = sums[SUM_S2]
+    ns = 0
+    for i in range(qlen):
+        j = queue[i]
+        if size[j] > free or not power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+            break
+        out[ns] = j
+        ns += 1
+        free -= size[j]
+        sm += est_m[j]
+        smax += est_max[j]
+        ss2 += est_s[j] * est_s[j]
+    return ns
+
+
+@njit(cache=True)
 def queue_pass(
     backfill,
     now,
