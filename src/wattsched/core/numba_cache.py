@@ -14,10 +14,9 @@ a folder made for different sources. When numba is already imported, its setting
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import os
 import shutil
@@ -25,6 +24,10 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
 
 _STALE_AFTER_S = 7 * 24 * 3600
 #: Set beside NUMBA_CACHE_DIR when wattsched chose the folder: the package folder whose sources keyed it.
@@ -36,12 +39,8 @@ def configure() -> None:
     keyed_for = os.environ.get(_KEYED_FOR)
     if os.environ.get("NUMBA_CACHE_DIR") and keyed_for in (None, str(package)):
         return  # the user's own folder, or one a parent process keyed on these very sources
-    digest = hashlib.sha256()
-    for path in numba_sources(package):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wattsched" / "numba"
-    target = root / digest.hexdigest()[:16]
+    target = root / sources_key(package, root)
     try:
         target.mkdir(parents=True, exist_ok=True)
         os.utime(target)
@@ -57,6 +56,35 @@ def configure() -> None:
     if numba is not None:  # imported before wattsched: its configuration was read already
         # numba.config creates its settings with globals() at import, so no type checker sees CACHE_DIR
         numba.config.CACHE_DIR = str(target)
+
+
+def sources_key(package: Path, root: Path) -> str:
+    """The cache folder's name: a hash of the package's numba sources (:func:`numba_sources`). Reading every
+    module to find them took 12 ms of each start (about a tenth of ``--help``), so the key is remembered in
+    ``root`` next to a hash of every module's path, size and modification time, and recomputed when any of those
+    changes (an edit that keeps the size within the file system's time resolution would be missed: nanoseconds on
+    Linux file systems; delete the memo, or the cache folder, after such an edit)."""
+    files = sorted(package.rglob("*.py"))
+    stamps = hashlib.sha256()
+    for path in files:
+        st = path.stat()
+        stamps.update(f"{path.relative_to(package).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    memo = root / f"sources-{hashlib.sha256(str(package).encode()).hexdigest()[:16]}.key"
+    with contextlib.suppress(OSError, ValueError):
+        recorded_stamps, recorded_key = memo.read_text().split()
+        if recorded_stamps == stamps.hexdigest():
+            return recorded_key
+    digest = hashlib.sha256()
+    for path in numba_sources(package):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    key = digest.hexdigest()[:16]
+    with contextlib.suppress(OSError):  # unwritable: computed again next time
+        root.mkdir(parents=True, exist_ok=True)
+        partial = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
+        partial.write_text(f"{stamps.hexdigest()} {key}\n")
+        partial.replace(memo)  # atomic: a concurrent start reads the old memo or the new one, never half of one
+    return key
 
 
 def numba_sources(package: Path) -> list[Path]:
@@ -75,19 +103,20 @@ def _prune(root: Path, keep: Path) -> None:
 
 # ------------------------------------------------------------------------------------------ numba's BLAS check
 
-#: The numba module whose import checks for BLAS by importing ``scipy.linalg`` (numba 0.60-0.61).
+#: The numba module whose import checks for BLAS by importing ``scipy.linalg`` (numba 0.60 and later; checked on 0.68).
 _BLAS_CHECKING_MODULE = "numba.np.arraymath"
 
 
-class _DeferredBlasCheck(importlib.abc.MetaPathFinder):
+class _DeferredBlasCheck:
     """While ``numba.np.arraymath`` is imported (at the first compiled function numba loads), its BLAS check
     (``numba.np.linalg.ensure_blas``, which imports ``scipy.linalg`` only to learn that it can) finds scipy's
     package without importing it. The check's answer is the same (BLAS is there when scipy is); the real check,
     and the import, still happen when a compiled function needs BLAS. Measured reason: ``scipy.linalg`` took 0.14 s
     of a 0.64 s ``wattsched simulate`` on 100 jobs, and no compiled function of wattsched uses BLAS. If numba's
-    layout differs, nothing is changed."""
+    layout differs, nothing is changed. A meta path finder needs only ``find_spec`` (no ``importlib.abc`` base:
+    importing it cost 7 ms of every start)."""
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
         if name != _BLAS_CHECKING_MODULE:
             return None
         sys.meta_path.remove(self)  # once; the real finders locate the module
