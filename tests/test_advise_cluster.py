@@ -276,8 +276,10 @@ def test_faults_kill_9_mid_cycle_slurmctld_restart_and_a_malformed_answer(tmp_pa
             text=True,
         )
         assert first.returncode == 0, first.stderr
-        history = [c.submit(user="wsalice", power=250, seconds=8, name="h") for _ in range(2)]
-        _wait_done(c, history, timeout=60)
+        # 16-s jobs: the energy counter slurmd reads at a job's end lags by the power daemon's period, longer on a
+        # loaded machine; 8-s jobs read 11% low once on CI (learned 233 W with the 5% margin, truth 250 W)
+        history = [c.submit(user="wsalice", power=250, seconds=16, name="h") for _ in range(2)]
+        _wait_done(c, history, timeout=90)
         blocker = c.submit(user="wsbob", power=100, seconds=120, nodes=2, name="blocker")
         c.wait_state(blocker, ["RUNNING"])
         pending = [c.submit(user="wsalice", power=250, seconds=3, name="p") for _ in range(3)]
@@ -325,7 +327,7 @@ def test_faults_kill_9_mid_cycle_slurmctld_restart_and_a_malformed_answer(tmp_pa
         assert done.returncode == 0, done.stderr
         after = _licenses(c, pending)
         # learned: lowered from the default, to about the jobs' true power (250 W above idle) with the margin on
-        # top; sacct's energy misses a job's first and last instants at full power, a few per cent of 8 s
+        # top; sacct's energy misses a job's last instants at full power, a few per cent of 16 s
         assert all(v is not None and 0.95 * 250 <= v < MAX - IDLE for v in after.values()), after
         with AdvisorStore(state) as store:
             assert store.history_frame().height == 2
