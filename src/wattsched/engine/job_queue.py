@@ -21,6 +21,23 @@ from wattsched.policies.fit_index import NO_FIT, fit_fix
 
 
 @njit(cache=True)
+def queue_position(queue, head, span, key, j):
+    """Where job j is, or would be inserted, in ``queue[head:head + span]`` (sorted by (key, job index), gaps
+    included)."""
+    lo = head
+    hi = head + span
+    kj = key[j]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        q = queue[mid]
+        if key[q] < kj or (key[q] == kj and q < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
 def queue_insert(queue, head, qlen, key, j, fit, size_j):
     """Insert job j (of ``size_j`` units) into ``queue[head:head + qlen]`` keeping it sorted by (key, job index);
     returns the new (head, qlen). Appends in O(1) when j sorts last; otherwise shifts the shorter side (towards
@@ -35,16 +52,7 @@ def queue_insert(queue, head, qlen, key, j, fit, size_j):
             fit[tail] = size_j
             fit_fix(fit, tail, tail + 1)
         return head, qlen + 1
-    lo = head
-    hi = tail
-    kj = key[j]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        q = queue[mid]
-        if key[q] < kj or (key[q] == kj and q < j):
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = queue_position(queue, head, qlen, key, j)
     if head > 0 and lo - head < tail - lo:
         for x in range(head, lo):
             queue[x - 1] = queue[x]
@@ -93,22 +101,6 @@ def drop_started(queue, head, qlen, queued, ns):
     if qlen == 0:
         head = 0
     return head, qlen
-
-
-@njit(cache=True)
-def queue_position(queue, head, span, key, j):
-    """Where job j is in ``queue[head:head + span]`` (sorted by (key, job index), gaps included)."""
-    lo = head
-    hi = head + span
-    kj = key[j]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        q = queue[mid]
-        if key[q] < kj or (key[q] == kj and q < j):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @njit(cache=True)
