@@ -1,0 +1,35 @@
+"""``shift_up``: move a stretch of a 1-d array one slot up with LLVM's ``memmove``, from compiled code.
+
+Sorted arrays that take an insertion (the flat availability profile of conservative backfilling) shift their
+tail by one slot. numba compiles the obvious backward loop to one element per iteration: 0.9 ns per element for
+a time and an availability array on this machine, 31 of the 104 CPU seconds of conservative backfilling on
+RICC (issue 18). ``memmove`` moves the same bytes with vector loads and stores. The intrinsic emits the LLVM
+call directly, so it caches like any other compiled function (a ``ctypes`` memmove would pin an address and
+defeat numba's on-disk cache).
+"""
+
+from __future__ import annotations
+
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def shift_up(typingctx, arr, lo, hi):
+    """``arr[lo + 1 : hi + 1] = arr[lo:hi]`` (``lo <= hi``, ``hi < len(arr)``; not checked)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C":
+        return None
+    sig = types.void(arr, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        lo_v = context.cast(builder, args[1], signature.args[1], types.intp)
+        hi_v = context.cast(builder, args[2], signature.args[2], types.intp)
+        src = builder.gep(ary.data, [lo_v])
+        dst = builder.gep(ary.data, [builder.add(lo_v, lo_v.type(1))])
+        itemsize = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+        cgutils.raw_memmove(builder, dst, src, builder.sub(hi_v, lo_v), itemsize)
+        return context.get_dummy_value()
+
+    return sig, codegen
