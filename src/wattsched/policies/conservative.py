@@ -230,9 +230,11 @@ def _last_short(pa, lo, hi, need):
 
 
 @njit(cache=True, inline="always")
-def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative, cnt):
+def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative):
     """First breakpoint index k in [k0, kl) at which ``need`` units stay free for ``dur`` seconds, counting the
-    job's own slot as vacated (it starts at breakpoint ``kl`` and ends at ``own_end``); -1 if there is none.
+    job's own slot as vacated (it starts at breakpoint ``kl`` and ends at ``own_end``), -1 if there is none; and
+    the breakpoints visited (an operation counter, returned rather than stored so the sweep's loop keeps it in
+    a register).
 
     Any breakpoint m of a start k's window with too few units fails k and every start up to m (their windows
     hold m too), so the next start tried is after m; the window is checked for the latest such m.
@@ -244,23 +246,22 @@ def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative, cnt):
     * A window that starts before the own slot ends by ``own_end``, so no later breakpoint can block it."""
     checked = pn if nonnegative else kl  # [kl, checked) holds no breakpoint below 0
     negative = pn  # the first breakpoint below 0 in the own slot, once found
+    scanned = 0
     k = k0
     while True:
         k1 = k
         k = first_at_least(pt, pa, k, kl, need, np.inf)
         if k >= kl:
-            cnt[CNT_SCANNED] += kl - k1
-            cnt[CNT_EMPTY] += 1
-            return -1
+            return -1, scanned + kl - k1
         me = _gallop_forward(pt, k + 1, pn, pt[k] + dur)
-        cnt[CNT_SCANNED] += k - k1
+        scanned += k - k1
         m = -1
         if me > kl:
             if negative < me:
                 m = negative
             elif checked < me:
                 x = first_short(pt, pa, checked, me, 0, np.inf)
-                cnt[CNT_SCANNED] += x - checked
+                scanned += x - checked
                 if x < me:
                     negative = x
                     m = x
@@ -269,9 +270,9 @@ def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative, cnt):
         if m < 0:
             hi = me if me < kl else kl
             m = _last_short(pa, k + 1, hi, need)
-            cnt[CNT_SCANNED] += hi - (m if m >= 0 else k + 1)
+            scanned += hi - (m if m >= 0 else k + 1)
         if m < 0:
-            return k
+            return k, scanned
         k = m + 1
 
 
@@ -303,9 +304,14 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
     slot = 0
     best = -1
     kp = 0
+    candidates = 0  # the counters stay local until the end (a store to ``cnt`` may alias the profile's arrays)
+    searches = 0
+    empty = 0
+    scanned = 0
+    moved = 0
     cnt[CNT_COMPRESSIONS] += 1
+    cnt[CNT_SWEPT] += rn
     for idx in range(rn):
-        cnt[CNT_SWEPT] += 1
         s = res_t[idx]
         j = res_j[idx]
         while kp < pn and pt[kp] < s:
@@ -315,7 +321,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
         need = size[j]
         if need > best:
             continue
-        cnt[CNT_CANDIDATES] += 1
+        candidates += 1
         d = estimate[j]
         own_end = slot_end(s, d)
         # skip the candidate starts a remembered failure rules out
@@ -330,9 +336,11 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
         if skip_to >= s:
             continue
         k0 = _gallop_back(pt, kp, skip_to) if skip_to > pt[0] else 0
-        cnt[CNT_SEARCHES] += 1
-        k = _earlier_fit(pt, pa, pn, k0, kp, need, d, own_end, nonnegative, cnt)
+        searches += 1
+        k, visited = _earlier_fit(pt, pa, pn, k0, kp, need, d, own_end, nonnegative)
+        scanned += visited
         if k < 0:
+            empty += 1
             fail_q[slot] = need
             fail_d[slot] = d
             fail_x[slot] = s
@@ -364,10 +372,15 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
             res_t[p] = res_t[p - 1]
             res_j[p] = res_j[p - 1]
             p -= 1
-        cnt[CNT_MOVED] += idx - p
+        moved += idx - p
         res_t[p] = t
         res_j[p] = j
         kp = _lower_bound_near(pt, pn, kp, s)  # breakpoints may have been inserted before the walk position
+    cnt[CNT_CANDIDATES] += candidates
+    cnt[CNT_SEARCHES] += searches
+    cnt[CNT_EMPTY] += empty
+    cnt[CNT_SCANNED] += scanned
+    cnt[CNT_MOVED] += moved
     return pn
 
 
