@@ -1,6 +1,6 @@
 """The availability profile's fast paths against plain element loops (issue 18: same answers, faster).
 
-``shift_up`` replaces the element-by-element tail shift of an insertion with LLVM's memmove; ``first_at_least``
+``shift_up`` replaces the element-by-element tail shift of an insertion with LLVM's memmove; ``first_at_least_units``
 and ``first_short`` replace the element scans of a fit search with chunked reductions; the fit searches built
 on them (``earliest_fit_scanned``, conservative backfilling's ``_earlier_fit``) replace the original scans.
 Each is checked here against the simple version it replaced, on random profiles that cross chunk borders.
@@ -15,7 +15,7 @@ from numba import njit
 
 from wattsched.core.array_shift import shift_up
 from wattsched.policies.conservative import _earlier_fit, _gallop_back, _gallop_forward, _last_short
-from wattsched.policies.profile import CHUNK, earliest_fit_scanned, first_at_least, first_short
+from wattsched.policies.profile import CHUNK, earliest_fit_scanned, first_at_least_units, first_short
 
 
 @njit(cache=False)
@@ -46,8 +46,8 @@ def profiles(draw):
     return pt, pa
 
 
-def _plain_first_at_least(pt, pa, k, hi, need, limit):
-    while k < hi and pa[k] < need and pt[k] < limit:
+def _plain_first_at_least(pa, k, hi, need):
+    while k < hi and pa[k] < need:
         k += 1
     return k
 
@@ -66,7 +66,7 @@ def test_chunked_scans_match_the_element_loops(profile, data: st.DataObject) -> 
     k = data.draw(st.integers(0, n))
     need = data.draw(st.integers(0, 7))
     bound = data.draw(st.sampled_from([np.inf, float(pt[-1]), float(pt[n // 2]) + 0.25, float(pt[0])]))
-    assert first_at_least(pt, pa, k, n, need, bound) == _plain_first_at_least(pt, pa, k, n, need, bound)
+    assert first_at_least_units(pa, k, n, need) == _plain_first_at_least(pa, k, n, need)
     assert first_short(pt, pa, k, n, need, bound) == _plain_first_short(pt, pa, k, n, need, bound)
 
 

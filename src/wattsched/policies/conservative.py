@@ -19,7 +19,7 @@ from wattsched.policies.profile import (
     SCALAR,
     _chunk_min,
     earliest_fit_scanned,
-    first_at_least,
+    first_at_least_units,
     first_short,
     profile_breakpoint,
     slot_end,
@@ -250,7 +250,7 @@ def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative):
     k = k0
     while True:
         k1 = k
-        k = first_at_least(pt, pa, k, kl, need, np.inf)
+        k = first_at_least_units(pa, k, kl, need)
         if k >= kl:
             return -1, scanned + kl - k1
         me = _gallop_forward(pt, k + 1, pn, pt[k] + dur)
@@ -315,8 +315,8 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
         s = res_t[idx]
         j = res_j[idx]
         while kp < pn and pt[kp] < s:
-            if pa[kp] > best:
-                best = pa[kp]
+            v = pa[kp]
+            best = v if v > best else best
             kp += 1
         need = size[j]
         if need > best:

@@ -52,19 +52,19 @@ def _chunk_min(pa, k):
 
 
 @njit(cache=True, inline="always")
-def first_at_least(pt, pa, k, hi, need, limit):
-    """First index in [k, hi) with at least ``need`` units free or a time at or after ``limit`` (``hi`` if
-    none). Most answers are near k, so the first breakpoints are checked one by one, then by chunks."""
+def first_at_least_units(pa, k, hi, need):
+    """First index in [k, hi) with at least ``need`` units free (``hi`` if none). Most answers are near k, so
+    the first breakpoints are checked one by one, then by chunks."""
     stop = min(k + SCALAR, hi)
     while k < stop:
-        if pa[k] >= need or pt[k] >= limit:
+        if pa[k] >= need:
             return k
         k += 1
     while k + CHUNK <= hi:
-        if _chunk_max(pa, k) >= need or pt[k + CHUNK - 1] >= limit:
+        if _chunk_max(pa, k) >= need:
             break
         k += CHUNK
-    while k < hi and pa[k] < need and pt[k] < limit:
+    while k < hi and pa[k] < need:
         k += 1
     return k
 
@@ -96,7 +96,7 @@ def earliest_fit_scanned(pt, pa, pn, need, dur):
     between k and m fails at m too, so the search resumes after m."""
     k = 0
     while True:
-        k = first_at_least(pt, pa, k, pn, need, np.inf)
+        k = first_at_least_units(pa, k, pn, need)
         end = pt[k] + dur
         m = first_short(pt, pa, k + 1, pn, need, end)
         if m == pn or pt[m] >= end:
