@@ -18,7 +18,6 @@ from wattsched.policies.profile import (
     CHUNK,
     SCALAR,
     _chunk_min,
-    earliest_fit_scanned,
     first_at_least_units,
     first_short,
     profile_breakpoint,
@@ -67,8 +66,9 @@ def _add(pt, pa, pn, t0, t1, delta, cnt):
 
 @njit(cache=True, inline="always")
 def _earliest_fit(pt, pa, pn, need, dur, cnt):
-    """``profile.earliest_fit`` that also counts the breakpoints it visits into ``cnt``."""
-    k, scanned = earliest_fit_scanned(pt, pa, pn, need, dur)
+    """``profile.earliest_fit`` by ``_earlier_fit``'s backward window checks (a new job's fit is usually past
+    every reservation, so a forward search alternated through the whole profile); counts into ``cnt``."""
+    k, scanned = _earlier_fit(pt, pa, pn, 0, pn, need, dur, np.inf, True)
     cnt[CNT_SEARCHES] += 1
     cnt[CNT_SCANNED] += scanned
     return k
@@ -99,7 +99,7 @@ def _place(pt, pa, pn, j, size, estimate, reservation, first_reservation, cnt):
     reservation[j] = t
     if math.isnan(first_reservation[j]):
         first_reservation[j] = t
-    return _add(pt, pa, pn, t, slot_end(t, estimate[j]), -size[j], cnt)
+    return _add_near(pt, pa, pn, k, t, slot_end(t, estimate[j]), -size[j], cnt)
 
 
 @njit(cache=True)
