@@ -456,7 +456,16 @@ def conservative_pass(
                 freed = True
         if freed:
             pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, pol)
-    for i in range(qlen):
+    # Every queued job with a reservation is in the reservation list, so qlen - rn jobs await one: found from
+    # the queue's end (new arrivals join there), then placed in queue order. Walking the whole queue at every
+    # pass cost about a second on RICC.
+    first = qlen
+    unplaced = qlen - rn
+    while unplaced > 0 and first > 0:
+        first -= 1
+        if math.isnan(reservation[queue[first]]):
+            unplaced -= 1
+    for i in range(first, qlen):
         j = queue[i]
         if math.isnan(reservation[j]):
             pn = _place(pt, pa, pn, j, size, estimate, reservation, first_reservation, pol)
