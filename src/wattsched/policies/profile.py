@@ -26,8 +26,9 @@ def earliest_fit(pt, pa, pn, need, dur):
 
 #: Breakpoints checked per step of a scan. The profile's scans check a chunk's min or max (and, times being
 #: sorted, the chunk's last time) before its elements: the reduction vectorises, the element loop with its early
-#: exit does not. 0.18 against 0.47-0.91 ns per breakpoint for the element loop (issue 18; bench/conservative.py).
-CHUNK = 32
+#: exit does not (0.18 against 0.47-0.91 ns per breakpoint in a micro-benchmark). Conservative backfilling on
+#: RICC took 19.0, 19.4 and 19.6 CPU s with chunks of 16, 32 and 64 (issue 18, int32 availabilities).
+CHUNK = 16
 SCALAR = 8  # breakpoints checked one by one before the chunks
 
 
