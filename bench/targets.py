@@ -10,6 +10,7 @@ A benchmark calls :func:`record` once with all its rows; the rows land in ``benc
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ class Target:
     """One measured figure against its target.
 
     ``lower_is_better`` says which side of ``target`` meets it (seconds, bytes: lower; runs per second: higher).
+    A ``target`` of NaN marks a figure the issue asks to state without a target (printed as "stated").
     ``note`` explains a miss (with the counters that explain it) or qualifies a hit; keep it to one line.
     """
 
@@ -33,6 +35,8 @@ class Target:
 
     @property
     def met(self) -> bool:
+        if math.isnan(self.target):
+            return True
         return self.measured <= self.target if self.lower_is_better else self.measured >= self.target
 
 
@@ -59,10 +63,11 @@ def table() -> str:
     for path in sorted(RESULTS.glob("*.json")):
         for row in json.loads(path.read_text()):
             sign = "≤" if row["lower_is_better"] else "≥"
-            lines.append(
-                f"| {path.stem} | {row['what']} | {_fmt(row['measured'])} {row['unit']} | "
-                f"{sign} {_fmt(row['target'])} {row['unit']} | {'yes' if row['met'] else '**no**'} | {row['note']} |"
-            )
+            stated = math.isnan(row["target"])
+            target = "stated" if stated else f"{sign} {_fmt(row['target'])} {row['unit']}"
+            met = "–" if stated else "yes" if row["met"] else "**no**"
+            measured = f"{_fmt(row['measured'])} {row['unit']}"
+            lines.append(f"| {path.stem} | {row['what']} | {measured} | {target} | {met} | {row['note']} |")
     return "\n".join(lines)
 
 
