@@ -10,13 +10,16 @@ defeat numba's on-disk cache).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 
 @intrinsic
-def shift_up(typingctx, arr, lo, hi):
+def _shift_up(typingctx, arr, lo, hi):
     """``arr[lo + 1 : hi + 1] = arr[lo:hi]`` (``lo <= hi``, ``hi < len(arr)``; not checked)."""
     if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C":
         return None
@@ -33,3 +36,7 @@ def shift_up(typingctx, arr, lo, hi):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+#: The intrinsic as compiled code calls it (numba supplies the typing context); typed for that call.
+shift_up: Callable[[np.ndarray, int, int], None] = _shift_up  # type: ignore[assignment]
