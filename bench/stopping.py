@@ -1,12 +1,13 @@
 """Benchmark: how fast a command stops, and the node allocation behind `simulate --format evalys` (issue 16).
 
-- Stop latency: `wattsched simulate` of conservative backfilling on the full RICC trace (minutes inside one
-  compiled call), SIGTERM after `--after` seconds; the time from the signal to the process's exit, its exit code
-  and its one line (before issue 16: 370 s, the kernel ran no Python handler until it returned).
+- Stop latency: `wattsched simulate` of conservative backfilling on the full RICC trace (about 20 s inside
+  compiled calls since issue 18; minutes before), SIGTERM after `--after` seconds; the time from the signal to
+  the process's exit, its exit code and its one line (before issue 16: 370 s, the kernel ran no Python handler
+  until it returned).
 - Node allocation: `allocate_nodes` on EASY schedules of KTH-SP2, the CEA-Curie sample and RICC.
 The figures are in docs/performance.md ("The first hour of a new user").
 
-    .venv/bin/python bench/stopping.py [--after 20]
+    .venv/bin/python bench/stopping.py [--after 8]
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def allocation_times() -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--after", type=float, default=20.0, help="Seconds before the SIGTERM.")
+    parser.add_argument("--after", type=float, default=8.0, help="Seconds before the SIGTERM.")
     after = parser.parse_args().after
     print(json.dumps({"allocate_nodes_s": allocation_times(), "compiled_stop": stop_latency(after)}, indent=1))
 

@@ -14,8 +14,16 @@ from hypothesis import strategies as st
 from numba import njit
 
 from wattsched.core.array_shift import shift_up
-from wattsched.policies.conservative import _earlier_fit, _gallop_back, _gallop_forward, _last_short
-from wattsched.policies.profile import CHUNK, earliest_fit_scanned, first_at_least_units, first_short
+from wattsched.policies.conservative import _earlier_fit
+from wattsched.policies.profile import (
+    CHUNK,
+    earliest_fit_scanned,
+    first_at_least_units,
+    first_short,
+    gallop_back,
+    gallop_forward,
+    last_short,
+)
 
 
 @njit(cache=False)
@@ -143,10 +151,10 @@ def test_gallops_and_the_backward_scan_match_plain_loops(profile, data: st.DataO
     n = len(pt)
     lo = data.draw(st.integers(0, n))
     t = data.draw(st.sampled_from([float(pt[0]) - 1, float(pt[n // 2]), float(pt[-1]) + 0.25, float(pt[-1])]))
-    assert _gallop_forward(pt, lo, n, t) == lo + int(np.searchsorted(pt[lo:], t))
-    hi = data.draw(st.integers(0, n))  # _gallop_back: the answer lies at or before hi
+    assert gallop_forward(pt, lo, n, t) == lo + int(np.searchsorted(pt[lo:], t))
+    hi = data.draw(st.integers(0, n))  # gallop_back: the answer lies at or before hi
     if t <= (pt[hi] if hi < n else np.inf):
-        assert _gallop_back(pt, hi, t) == int(np.searchsorted(pt[:hi], t))
+        assert gallop_back(pt, hi, t) == int(np.searchsorted(pt[:hi], t))
     need = data.draw(st.integers(0, 7))
     short = [x for x in range(lo, hi) if pa[x] < need]
-    assert _last_short(pa, lo, hi, need) == (short[-1] if short else -1)
+    assert last_short(pa, lo, hi, need) == (short[-1] if short else -1)

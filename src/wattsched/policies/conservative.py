@@ -13,13 +13,14 @@ import math
 import numpy as np
 from numba import njit
 
-from wattsched.core.array_shift import shift_up
 from wattsched.policies.profile import (
-    CHUNK,
-    SCALAR,
-    _chunk_min,
     first_at_least_units,
     first_short,
+    gallop_back,
+    gallop_forward,
+    insert_at,
+    last_short,
+    lower_bound_near,
     profile_breakpoint,
     slot_end,
 )
@@ -125,108 +126,18 @@ def _profile_from_running(now, free, run_end, run_job, rc, job_start, walltime, 
 
 
 @njit(cache=True, inline="always")
-def _gallop_forward(pt, lo, hi, t):
-    """First index in [lo, hi) with pt >= t (``hi`` if none), searched from lo in doubling steps."""
-    if lo >= hi or pt[lo] >= t:
-        return lo
-    a = lo  # pt[a] < t
-    step = 1
-    b = lo + 1
-    while b < hi and pt[b] < t:
-        a = b
-        step *= 2
-        b = a + step
-    if b > hi:
-        b = hi
-    lo = a + 1
-    while lo < b:
-        mid = (lo + b) // 2
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            b = mid
-    return lo
-
-
-@njit(cache=True, inline="always")
-def _gallop_back(pt, hi, t):
-    """First index i <= hi with pt[i] >= t, given pt[hi - 1] < s and t < s for the sweep's current start s
-    (hi is the walk position): searched back from hi in doubling steps, as a remembered failure usually lies
-    close before s (a binary search over the whole profile cost 30 ns a search on RICC)."""
-    step = 1
-    lo = hi - 1
-    while lo > 0 and pt[lo] >= t:
-        hi = lo
-        step *= 2
-        lo = hi - step
-    if lo < 0:
-        lo = 0
-    while lo < hi:  # pt[lo] < t or lo == 0; the answer is in [lo, hi]
-        mid = (lo + hi) // 2
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, inline="always")
-def _lower_bound_near(pt, pn, hint, t):
-    """First index with pt >= t (``pn`` if none), searched from ``hint`` in doubling steps either way: edits
-    land near a breakpoint the sweep already holds, and a binary search over the whole profile cost 4 of the 7
-    CPU seconds of moves on RICC."""
-    if hint < pn and pt[hint] < t:
-        return _gallop_forward(pt, hint, pn, t)
-    return _gallop_back(pt, hint if hint < pn else pn, t)
-
-
-@njit(cache=True, inline="always")
-def _insert_at(pt, pa, pn, lo, t):
-    """Breakpoint t at index lo, the first with pt >= t: inserted (carrying the split segment's units) unless
-    there; returns the new count."""
-    if lo < pn and pt[lo] == t:
-        return pn
-    shift_up(pt, lo, pn)
-    shift_up(pa, lo, pn)
-    pt[lo] = t
-    pa[lo] = pa[lo - 1]
-    return pn + 1
-
-
-@njit(cache=True, inline="always")
 def _add_near(pt, pa, pn, hint, t0, t1, delta, cnt):
     """``_add`` with the breakpoints looked up from index ``hint`` (near t0) instead of by binary search."""
     if t1 <= t0:
         return pn
-    a = _lower_bound_near(pt, pn, hint, t0)
-    n1 = _insert_at(pt, pa, pn, a, t0)
-    b = _gallop_forward(pt, a, n1, t1)
-    n2 = _insert_at(pt, pa, n1, b, t1)
+    a = lower_bound_near(pt, pn, hint, t0)
+    n1 = insert_at(pt, pa, pn, a, t0)
+    b = gallop_forward(pt, a, n1, t1)
+    n2 = insert_at(pt, pa, n1, b, t1)
     for x in range(a, b):
         pa[x] += delta
     cnt[CNT_MOVED] += (n1 - pn) * (pn - a) + (n2 - n1) * (n1 - b) + (b - a)
     return n2
-
-
-@njit(cache=True, inline="always")
-def _last_short(pa, lo, hi, need):
-    """Last index in [lo, hi) with fewer than ``need`` units free; -1 if none. Checked backwards, by chunks
-    once past the first few."""
-    x = hi - 1
-    stop = hi - SCALAR if hi - SCALAR > lo else lo
-    while x >= stop:
-        if pa[x] < need:
-            return x
-        x -= 1
-    while x >= lo + CHUNK - 1:
-        if _chunk_min(pa, x - CHUNK + 1) < need:
-            break
-        x -= CHUNK
-    while x >= lo:
-        if pa[x] < need:
-            return x
-        x -= 1
-    return -1
 
 
 @njit(cache=True, inline="always")
@@ -253,7 +164,7 @@ def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative):
         k = first_at_least_units(pa, k, kl, need)
         if k >= kl:
             return -1, scanned + kl - k1
-        me = _gallop_forward(pt, k + 1, pn, pt[k] + dur)
+        me = gallop_forward(pt, k + 1, pn, pt[k] + dur)
         scanned += k - k1
         m = -1
         if me > kl:
@@ -269,7 +180,7 @@ def _earlier_fit(pt, pa, pn, k0, kl, need, dur, own_end, nonnegative):
                     checked = me
         if m < 0:
             hi = me if me < kl else kl
-            m = _last_short(pa, k + 1, hi, need)
+            m = last_short(pa, k + 1, hi, need)
             scanned += hi - (m if m >= 0 else k + 1)
         if m < 0:
             return k, scanned
@@ -335,7 +246,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
                     break
         if skip_to >= s:
             continue
-        k0 = _gallop_back(pt, kp, skip_to) if skip_to > pt[0] else 0
+        k0 = gallop_back(pt, kp, skip_to) if skip_to > pt[0] else 0
         searches += 1
         k, visited = _earlier_fit(pt, pa, pn, k0, kp, need, d, own_end, nonnegative)
         scanned += visited
@@ -375,7 +286,7 @@ def _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, cnt):
         moved += idx - p
         res_t[p] = t
         res_j[p] = j
-        kp = _lower_bound_near(pt, pn, kp, s)  # breakpoints may have been inserted before the walk position
+        kp = lower_bound_near(pt, pn, kp, s)  # breakpoints may have been inserted before the walk position
     cnt[CNT_CANDIDATES] += candidates
     cnt[CNT_SEARCHES] += searches
     cnt[CNT_EMPTY] += empty
@@ -458,7 +369,7 @@ def conservative_pass(
             pn = _compress(pt, pa, pn, res_t, res_j, rn, size, estimate, reservation, pol)
     # Every queued job with a reservation is in the reservation list, so qlen - rn jobs await one: found from
     # the queue's end (new arrivals join there), then placed in queue order. Walking the whole queue at every
-    # pass cost about a second on RICC.
+    # pass cost about 0.7 CPU s on RICC.
     first = qlen
     unplaced = qlen - rn
     while unplaced > 0 and first > 0:

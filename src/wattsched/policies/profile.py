@@ -1,6 +1,11 @@
 """Availability profiles: breakpoint times ``pt[:pn]`` (ascending, ``pt[0]`` = now) and the units free from each
 breakpoint to the next, ``pa[:pn]`` (the last segment is open-ended). Shared by conservative backfilling and the
-multi-partition priority backfilling of paper 002; compiled with numba, edited in place."""
+multi-partition priority backfilling of paper 002; compiled with numba, edited in place.
+
+The scans (``first_at_least_units``, ``first_short``, ``last_short``) check chunks by their min or max before
+single breakpoints, the lookups gallop from a known index (``gallop_forward``, ``gallop_back``,
+``lower_bound_near``) and insertions shift with ``memmove`` (``insert_at``): conservative backfilling on RICC went
+from 104 to 19 CPU s with them (issue 18). ``tests/test_profile_scans.py`` checks each against a plain loop."""
 
 from __future__ import annotations
 
@@ -129,3 +134,93 @@ def profile_add(pt, pa, pn, t0, t1, delta):
     for x in range(a, b):
         pa[x] += delta
     return pn
+
+
+@njit(cache=True, inline="always")
+def gallop_forward(pt, lo, hi, t):
+    """First index in [lo, hi) with pt >= t (``hi`` if none), searched from lo in doubling steps."""
+    if lo >= hi or pt[lo] >= t:
+        return lo
+    a = lo  # pt[a] < t
+    step = 1
+    b = lo + 1
+    while b < hi and pt[b] < t:
+        a = b
+        step *= 2
+        b = a + step
+    if b > hi:
+        b = hi
+    lo = a + 1
+    while lo < b:
+        mid = (lo + b) // 2
+        if pt[mid] < t:
+            lo = mid + 1
+        else:
+            b = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def gallop_back(pt, hi, t):
+    """First index i <= hi with pt[i] >= t, where the answer is known to lie at or before hi (hi is the count,
+    or pt[hi] >= t): searched back from hi in doubling steps. The sweep's remembered failures usually lie close
+    before the walk position (a binary search over the whole profile cost about 30 ns a search on RICC)."""
+    step = 1
+    lo = hi - 1
+    while lo > 0 and pt[lo] >= t:
+        hi = lo
+        step *= 2
+        lo = hi - step
+    if lo < 0:
+        lo = 0
+    while lo < hi:  # pt[lo] < t or lo == 0; the answer is in [lo, hi]
+        mid = (lo + hi) // 2
+        if pt[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def lower_bound_near(pt, pn, hint, t):
+    """First index with pt >= t (``pn`` if none), searched from ``hint`` in doubling steps either way: edits
+    land near a breakpoint the sweep already holds (moves took 7.9 CPU s on RICC with binary searches over the
+    whole profile, 5.8 s with these)."""
+    if hint < pn and pt[hint] < t:
+        return gallop_forward(pt, hint, pn, t)
+    return gallop_back(pt, hint if hint < pn else pn, t)
+
+
+@njit(cache=True, inline="always")
+def insert_at(pt, pa, pn, lo, t):
+    """Breakpoint t at index lo, the first with pt >= t: inserted (carrying the split segment's units) unless
+    there; returns the new count."""
+    if lo < pn and pt[lo] == t:
+        return pn
+    shift_up(pt, lo, pn)
+    shift_up(pa, lo, pn)
+    pt[lo] = t
+    pa[lo] = pa[lo - 1]
+    return pn + 1
+
+
+@njit(cache=True, inline="always")
+def last_short(pa, lo, hi, need):
+    """Last index in [lo, hi) with fewer than ``need`` units free; -1 if none. Checked backwards, by chunks
+    once past the first few."""
+    x = hi - 1
+    stop = hi - SCALAR if hi - SCALAR > lo else lo
+    while x >= stop:
+        if pa[x] < need:
+            return x
+        x -= 1
+    while x >= lo + CHUNK - 1:
+        if _chunk_min(pa, x - CHUNK + 1) < need:
+            break
+        x -= CHUNK
+    while x >= lo:
+        if pa[x] < need:
+            return x
+        x -= 1
+    return -1
