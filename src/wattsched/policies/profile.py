@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from wattsched.core.array_shift import shift_up
-from wattsched.policies.sorted_pairs import lower_bound
+from wattsched.policies.sorted_pairs import lower_bound, lower_bound_in
 
 
 @njit(cache=True)
@@ -115,13 +115,7 @@ def profile_breakpoint(pt, pa, pn, t):
     """Index of a breakpoint at time t (inserted, carrying the availability of the segment it splits, if
     absent); returns (index, new count). t must be ≥ pt[0]."""
     lo = lower_bound(pt, pn, t)
-    if lo < pn and pt[lo] == t:
-        return lo, pn
-    shift_up(pt, lo, pn)  # memmove: 9x faster than the element loop (core/array_shift.py)
-    shift_up(pa, lo, pn)
-    pt[lo] = t
-    pa[lo] = pa[lo - 1]
-    return lo, pn + 1
+    return lo, insert_at(pt, pa, pn, lo, t)
 
 
 @njit(cache=True)
@@ -148,16 +142,7 @@ def gallop_forward(pt, lo, hi, t):
         a = b
         step *= 2
         b = a + step
-    if b > hi:
-        b = hi
-    lo = a + 1
-    while lo < b:
-        mid = (lo + b) // 2
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            b = mid
-    return lo
+    return lower_bound_in(pt, a + 1, b if b < hi else hi, t)
 
 
 @njit(cache=True, inline="always")
@@ -171,15 +156,7 @@ def gallop_back(pt, hi, t):
         hi = lo
         step *= 2
         lo = hi - step
-    if lo < 0:
-        lo = 0
-    while lo < hi:  # pt[lo] < t or lo == 0; the answer is in [lo, hi]
-        mid = (lo + hi) // 2
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return lower_bound_in(pt, lo if lo > 0 else 0, hi, t)  # pt[lo] < t or lo <= 0: the answer is in [lo, hi]
 
 
 @njit(cache=True, inline="always")
@@ -195,7 +172,8 @@ def lower_bound_near(pt, pn, hint, t):
 @njit(cache=True, inline="always")
 def insert_at(pt, pa, pn, lo, t):
     """Breakpoint t at index lo, the first with pt >= t: inserted (carrying the split segment's units) unless
-    there; returns the new count."""
+    there, the tail shifted by memmove (9x faster than an element loop: core/array_shift.py); returns the new
+    count."""
     if lo < pn and pt[lo] == t:
         return pn
     shift_up(pt, lo, pn)

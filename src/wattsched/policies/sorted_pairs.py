@@ -5,11 +5,9 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True)
-def lower_bound(times, count, t):
-    """First index i < count with times[i] >= t (count if none); times[:count] is ascending."""
-    lo = 0
-    hi = count
+@njit(cache=True, inline="always")
+def lower_bound_in(times, lo, hi, t):
+    """First index i in [lo, hi) with times[i] >= t (hi if none); times[lo:hi] is ascending."""
     while lo < hi:
         mid = (lo + hi) // 2
         if times[mid] < t:
@@ -17,6 +15,12 @@ def lower_bound(times, count, t):
         else:
             hi = mid
     return lo
+
+
+@njit(cache=True)
+def lower_bound(times, count, t):
+    """First index i < count with times[i] >= t (count if none); times[:count] is ascending."""
+    return lower_bound_in(times, 0, count, t)
 
 
 @njit(cache=True)
