@@ -201,7 +201,7 @@ def _c001() -> ClaimResult:
     c = claim("C004-01")
     got = worked_example()
     ours = [got[label][2] for label in c.labels]
-    ok = all(abs(o - t) <= (c.tolerance or 0.0) for o, t in zip(ours, c.target, strict=True))
+    ok = all(abs(o - t) <= (c.tolerance.abs if c.tolerance else 0.0) for o, t in zip(ours, c.target, strict=True))
     text = " / ".join(f"{lab}: {cfg} at {start:g} s → {tt:.1f} s" for lab, (cfg, start, tt) in got.items())
     return check_exact(
         "C004-01", ok, text, value=ours, note="" if ok else f"turnarounds {ours} against the paper's {list(c.target)}"

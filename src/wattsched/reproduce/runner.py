@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from wattsched.core.stopping import stop_children
-from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue
+from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue, judge_seeds
 from wattsched.reproduce.report import write_report
 
 T = TypeVar("T")
@@ -79,15 +79,54 @@ class ReproduceContext:
 
 
 @dataclass
+class Alternative:
+    """The claims that another reading of the paper moves, computed under that reading (docs/decisions.md names
+    both): the report shows them beside the default's, judged by the same rules."""
+
+    name: str
+    description: str
+    claims: list[ClaimResult]
+    per_seed: dict[int, list[ClaimResult]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """One row of a report's sensitivity table: what a part of the construction moves in a claim, measured.
+
+    ``default`` and ``variant`` are the claim's value under the default construction and with ``change`` made
+    (texts computed from runs), ``effect`` says by how much (also computed)."""
+
+    claim: str
+    change: str
+    default: str
+    variant: str
+    effect: str
+
+
+@dataclass
 class PaperRun:
-    """What a paper module returns: per-run results, a result per claim, figures (paths under ``out``), the
-    settings that were run, and notes for the report (differences of setting from the paper, data used)."""
+    """What a paper module returns: per-run results, a result per claim (all seeds pooled) and per seed (each
+    seed's runs alone, for the seed rule of ``claims.judge_seeds``), figures (paths under ``out``), the settings
+    that were run, notes for the report (differences of setting from the paper, data used), the claims under other
+    readings of the paper, and sensitivity rows."""
 
     results: pl.DataFrame
     claims: list[ClaimResult]
     figures: list[Path] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    per_seed: dict[int, list[ClaimResult]] = field(default_factory=dict)
+    alternatives: list[Alternative] = field(default_factory=list)
+    sensitivity: list[Sensitivity] = field(default_factory=list)
+
+
+def per_seed_claims(
+    seeds: Iterable[int], compute: Callable[[int], list[ClaimResult]], *, skip: Iterable[str] = ()
+) -> dict[int, list[ClaimResult]]:
+    """``compute(seed)`` for every seed: the claims computed on one seed's runs alone, less the ``skip`` ids
+    (claims that do not depend on the seed, or cannot be computed on one seed)."""
+    leave = set(skip)
+    return {seed: [r for r in compute(seed) if r.id not in leave] for seed in seeds}
 
 
 @dataclass(frozen=True)
@@ -171,6 +210,9 @@ def reproduce(
     seconds = time.perf_counter() - t0
     order = {c.id: k for k, c in enumerate(catalogue(paper))}
     check_complete(paper, run.claims)
+    run.claims = judge_seeds(run.claims, run.per_seed)
     run.claims.sort(key=lambda r: order[r.id])
+    for alt in run.alternatives:
+        alt.claims = sorted(judge_seeds(alt.claims, alt.per_seed), key=lambda r: order[r.id])
     files = write_report(ctx, run, seconds=seconds, command=command)
     return Reproduction(paper, run, files, seconds)
