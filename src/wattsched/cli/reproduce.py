@@ -43,6 +43,8 @@ def reproduce(
     # deferred: a reproduction loads every study, the engine and the figures; `wattsched --help` should not
     from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
     from wattsched.reproduce.claims import claim as claim_of
+    from wattsched.reproduce.report import verdict_counts
+    from wattsched.reproduce.report_render import counts_line
     from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
     from wattsched.reproduce.runner import reproduce as run_reproduction
 
@@ -83,26 +85,22 @@ def reproduce(
         )
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    counts = {v: 0 for v in ("holds", "differs", "not checkable")}
-    for r in result.run.claims:
-        counts[r.verdict] += 1
+    counts, setup = verdict_counts(result.run.claims)
     emit_json(
         {
             "paper": paper,
             "seconds": result.seconds,
             "verdicts": counts,
+            "setup": setup,
             "claims": [{"id": r.id, "ours": r.ours_text, "verdict": r.verdict} for r in result.run.claims],
             "files": {k: str(p) for k, p in result.files.items()},
         }
     )
-    table = Table(
-        title=f"Paper {paper}: {counts['holds']} hold, {counts['differs']} differ, "
-        f"{counts['not checkable']} not checkable ({result.seconds:.0f} s)"
-    )
+    table = Table(title=f"Paper {paper}: {counts_line(counts, setup)} ({result.seconds:.0f} s)")
     for col in ("id", "paper", "ours", "verdict"):
         table.add_column(col, overflow="fold")
     for r in result.run.claims:
-        colour = {"holds": "green", "differs": "yellow", "not checkable": "dim"}[r.verdict]
+        colour = {"holds": "green", "differs": "yellow", "unstable": "magenta", "not checkable": "dim"}[r.verdict]
         table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, Text(r.verdict, style=colour))
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")

@@ -1,17 +1,19 @@
-"""A reproduction's files: ``results.parquet``, ``claims.json``, ``REPORT.md`` and ``REPORT.html``.
+"""A reproduction's files: ``results.parquet``, ``claims.json``, ``paper_vs_ours.png``/``.svg``, ``REPORT.md`` and
+``REPORT.html``.
 
-``claims.json`` is read back and validated by :func:`read_claims` (the schema is :class:`ClaimRecord`), so every
+``claims.json`` is read back and validated by :func:`read_claims` (the schema is :class:`ClaimsFile`), so every
 format written here is also read here. The report is generated from the claim results only: it holds no number
-that the paper module did not compute from its run.
+that the paper module did not compute from its run. A note segment that several claims share (a long explanation
+of one mechanism) is written once, under "Shared notes", and referenced from each claim as ``[Nk]``.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import platform
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -19,12 +21,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from wattsched.reproduce.claims import KINDS, VERDICTS, catalogue, paper_title
+from wattsched.core.store import atomic_parquet, atomic_write
+from wattsched.reproduce.claims import KINDS, VERDICTS, ClaimResult, catalogue, claim, paper_title
+from wattsched.reproduce.report_render import html_report, markdown_report
 
 if TYPE_CHECKING:
     from wattsched.reproduce.runner import PaperRun, ReproduceContext
 
-SCHEMA_VERSION = 1
+#: 2: per-claim tolerance, per-seed verdicts, parts, the ``unstable`` verdict, ``setup`` claims counted apart,
+#: alternative readings, sensitivity rows and shared notes (issue 27). Version 1 files are not read.
+SCHEMA_VERSION = 2
+#: A note segment at least this long that two or more claims share is written once (``shared_notes``).
+SHARED_NOTE_CHARS = 160
 
 
 class _Strict(BaseModel):
@@ -45,6 +53,23 @@ class OursRecord(_Strict):
     text: str = Field(min_length=1)
     value: float | list[float] | bool | None
     spread: dict[str, SpreadRecord]
+    stand_in: bool = False
+
+
+class ToleranceRecord(_Strict):
+    rel: float = Field(ge=0)
+    abs: float = Field(ge=0)
+    basis: str = Field(min_length=1)
+
+
+Verdicts = Literal[VERDICTS]  # type: ignore[valid-type]
+
+
+class SeedRecord(_Strict):
+    seed: int
+    value: float | list[float] | bool | None
+    verdict: Verdicts
+    parts: dict[str, Verdicts] = Field(default_factory=dict)
 
 
 class ClaimRecord(_Strict):
@@ -55,33 +80,92 @@ class ClaimRecord(_Strict):
     claim: str
     kind: Literal[KINDS]  # type: ignore[valid-type]
     paper_value: str
+    target: list[float]
+    labels: list[str]
+    unit: str
+    tolerance: ToleranceRecord | None
     ours: OursRecord
-    verdict: Literal[VERDICTS]  # type: ignore[valid-type]
+    per_seed: list[SeedRecord]
+    parts: dict[str, Verdicts]
+    verdict: Verdicts
     note: str
 
 
+class AlternativeRecord(_Strict):
+    name: str
+    description: str
+    claims: list[ClaimRecord]
+
+
+class SensitivityRecord(_Strict):
+    claim: str = Field(pattern=r"^C00[0-4]-\d\d$")
+    change: str
+    default: str
+    variant: str
+    effect: str
+
+
 class ClaimsFile(_Strict):
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     paper: Literal["000", "001", "002", "003", "004"]
     title: str
     quick: bool
     seeds: list[int]
     seconds: float
-    counts: dict[str, int]
+    counts: dict[Verdicts, int]
+    setup: dict[Verdicts, int]
     claims: list[ClaimRecord]
+    alternatives: list[AlternativeRecord] = Field(default_factory=list)
+    sensitivity: list[SensitivityRecord] = Field(default_factory=list)
+    shared_notes: dict[str, str] = Field(default_factory=dict)
 
 
 def read_claims(path: Path) -> ClaimsFile:
-    """Read and validate a ``claims.json`` (also checks it covers its paper's whole catalogue)."""
+    """Read and validate a ``claims.json`` (also checks it covers its paper's whole catalogue, and that its counts
+    are the counts of its claims)."""
     data = ClaimsFile.model_validate_json(path.read_text(encoding="utf-8"))
     expected = [c.id for c in catalogue(data.paper)]
     got = [c.id for c in data.claims]
     if sorted(got) != sorted(expected):
         raise ValueError(f"{path}: claims {got} do not match paper {data.paper}'s catalogue {expected}")
+    counts, setup = _tally([(c.kind, c.verdict) for c in data.claims])
+    if counts != data.counts or setup != data.setup:
+        raise ValueError(f"{path}: counts {data.counts} / setup {data.setup} are not those of its claims")
     return data
 
 
+def _tally(rows: Sequence[tuple[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
+    results = Counter(v for k, v in rows if k != "setup")
+    setup = Counter(v for k, v in rows if k == "setup")
+    return {v: results.get(v, 0) for v in VERDICTS}, {v: setup.get(v, 0) for v in VERDICTS if setup.get(v, 0)}
+
+
+def verdict_counts(results: Sequence[ClaimResult]) -> tuple[dict[str, int], dict[str, int]]:
+    """Verdict counts of the result claims, and of the ``setup`` claims apart (these are not results)."""
+    return _tally([(claim(r.id).kind, r.verdict) for r in results])
+
+
+def share_notes(records: list[dict[str, Any]], *, prefix: str = "N") -> dict[str, str]:
+    """Move every note segment (``; ``-separated) of at least :data:`SHARED_NOTE_CHARS` characters that two or
+    more ``records`` share into the returned ``{key: text}``, replacing it in each note by ``see note [key]``."""
+    seen: Counter[str] = Counter()
+    for r in records:
+        seen.update(set(s for s in r["note"].split("; ") if len(s) >= SHARED_NOTE_CHARS))
+    shared = [s for s, n in seen.items() if n >= 2]
+    keys = {s: f"{prefix}{k + 1}" for k, s in enumerate(sorted(shared, key=lambda s: min(_first(records, s))))}
+    for r in records:
+        r["note"] = "; ".join(f"see note [{keys[s]}]" if s in keys else s for s in r["note"].split("; "))
+    return {k: s for s, k in keys.items()}
+
+
+def _first(records: list[dict[str, Any]], segment: str) -> list[int]:
+    return [k for k, r in enumerate(records) if segment in r["note"].split("; ")]
+
+
 def write_report(ctx: ReproduceContext, run: PaperRun, *, seconds: float, command: str = "") -> dict[str, Path]:
+    """Write every file of the reproduction (each atomically: an interrupted write leaves the previous file)."""
+    from wattsched.report.claims_figure import plot_paper_vs_ours  # matplotlib only when writing
+
     out = ctx.out
     files = {
         "results": out / "results.parquet",
@@ -89,24 +173,46 @@ def write_report(ctx: ReproduceContext, run: PaperRun, *, seconds: float, comman
         "report": out / "REPORT.md",
         "html": out / "REPORT.html",
     }
-    run.results.write_parquet(files["results"])
-    counts = Counter(r.verdict for r in run.claims)
-    payload = {
+    atomic_parquet(run.results, files["results"])
+    payload = claims_payload(ctx, run, seconds)
+    atomic_write(files["claims"], json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    read_claims(files["claims"])  # what we write, we read back
+    figure = plot_paper_vs_ours(payload, out)
+    files["paper_vs_ours"] = figure[0]
+    meta = _meta(ctx, run, seconds, command)
+    figures = [figure[0], *run.figures]
+    atomic_write(files["report"], markdown_report(payload, meta, run.notes, figures, out))
+    atomic_write(files["html"], html_report(payload, meta, run.notes, figures, out))
+    return files
+
+
+def claims_payload(ctx: ReproduceContext, run: PaperRun, seconds: float) -> dict[str, Any]:
+    """The ``claims.json`` content of a finished run (schema :class:`ClaimsFile`)."""
+    records = [r.record() for r in run.claims]
+    alternatives: list[dict[str, Any]] = [
+        {"name": a.name, "description": a.description, "claims": [r.record() for r in a.claims]}
+        for a in run.alternatives
+    ]
+    every = records + [r for a in alternatives for r in a["claims"]]
+    shared = share_notes(every)
+    counts, setup = verdict_counts(run.claims)
+    return {
         "schema_version": SCHEMA_VERSION,
         "paper": ctx.paper,
         "title": paper_title(ctx.paper),
         "quick": ctx.quick,
         "seeds": list(ctx.seeds),
         "seconds": round(seconds, 3),
-        "counts": {v: counts.get(v, 0) for v in VERDICTS},
-        "claims": [r.record() for r in run.claims],
+        "counts": counts,
+        "setup": setup,
+        "claims": records,
+        "alternatives": alternatives,
+        "sensitivity": [
+            {"claim": s.claim, "change": s.change, "default": s.default, "variant": s.variant, "effect": s.effect}
+            for s in run.sensitivity
+        ],
+        "shared_notes": shared,
     }
-    files["claims"].write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    read_claims(files["claims"])  # what we write, we read back
-    meta = _meta(ctx, run, seconds, command)
-    files["report"].write_text(_markdown(ctx, run, payload, meta), encoding="utf-8")
-    files["html"].write_text(_html(ctx, run, payload, meta), encoding="utf-8")
-    return files
 
 
 def _meta(ctx: ReproduceContext, run: PaperRun, seconds: float, command: str) -> list[tuple[str, str]]:
@@ -127,97 +233,3 @@ def _fmt(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
     return str(value)
-
-
-def _counts_line(payload: dict[str, Any]) -> str:
-    c = payload["counts"]
-    return f"{c['holds']} hold, {c['differs']} differ, {c['not checkable']} not checkable (of {len(payload['claims'])})"
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _markdown(ctx: ReproduceContext, run: PaperRun, payload: dict[str, Any], meta: list[tuple[str, str]]) -> str:
-    lines = [f"# Paper {ctx.paper}: {payload['title']}", "", f"**Claims: {_counts_line(payload)}.**", ""]
-    lines += ["| | |", "|---|---|"] + [f"| {k} | {_md_cell(v)} |" for k, v in meta] + [""]
-    if run.notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in run.notes] + [""]
-    lines += ["## Claims", "", "| id | claim | kind | paper | ours | verdict | note |", "|---|---|---|---|---|---|---|"]
-    for r in payload["claims"]:
-        lines.append(
-            "| "
-            + " | ".join(
-                _md_cell(x)
-                for x in (
-                    r["id"],
-                    r["claim"],
-                    r["kind"],
-                    r["paper_value"],
-                    r["ours"]["text"],
-                    f"**{r['verdict']}**",
-                    r["note"],
-                )
-            )
-            + " |"
-        )
-    if run.figures:
-        lines += ["", "## Figures", ""]
-        for fig in run.figures:
-            rel = _relative(fig, ctx.out)
-            lines += [f"![{rel}]({rel})", ""]
-    lines += ["", "Files: `results.parquet` (one row per run), `claims.json` (one object per claim), this report.", ""]
-    return "\n".join(lines)
-
-
-_COLOURS = {"holds": "#1b7f3b", "differs": "#b35900", "not checkable": "#666"}
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px;
-vertical-align:top;text-align:left}th{background:#f3f3f3}img{max-width:100%;margin:1em 0;border:1px solid #eee}
-.verdict{font-weight:bold}
-"""
-
-
-def _html(ctx: ReproduceContext, run: PaperRun, payload: dict[str, Any], meta: list[tuple[str, str]]) -> str:
-    e = html.escape
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Paper {e(ctx.paper)} reproduction</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>Paper {e(ctx.paper)}: {e(payload['title'])}</h1>",
-        f"<p><b>Claims: {e(_counts_line(payload))}.</b></p><table>",
-    ]
-    parts += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in meta]
-    parts.append("</table>")
-    if run.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in run.notes) + "</ul>")
-    parts.append(
-        "<h2>Claims</h2><table><tr>"
-        + "".join(f"<th>{h}</th>" for h in ("id", "claim", "kind", "paper", "ours", "verdict", "note"))
-        + "</tr>"
-    )
-    for r in payload["claims"]:
-        colour = _COLOURS[r["verdict"]]
-        parts.append(
-            f"<tr><td>{e(r['id'])}</td><td>{e(r['claim'])}</td><td>{e(r['kind'])}</td><td>{e(r['paper_value'])}</td>"
-            f"<td>{e(r['ours']['text'])}</td><td class='verdict' style='color:{colour}'>{e(r['verdict'])}</td>"
-            f"<td>{e(r['note'])}</td></tr>"
-        )
-    parts.append("</table>")
-    if run.figures:
-        parts.append("<h2>Figures</h2>")
-        for fig in run.figures:
-            rel = _relative(fig, ctx.out)
-            if fig.suffix.lower() in (".png", ".svg", ".jpg"):
-                parts.append(f"<figure><img src='{e(rel)}' alt='{e(rel)}'><figcaption>{e(rel)}</figcaption></figure>")
-            else:
-                parts.append(f"<p><a href='{e(rel)}'>{e(rel)}</a></p>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)

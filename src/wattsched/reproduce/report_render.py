@@ -1,0 +1,250 @@
+"""REPORT.md and REPORT.html of a reproduction, rendered from its ``claims.json`` payload only (report.py), so the
+two reports and the JSON cannot disagree.
+
+Sections, in order: the verdict counts (setup checks apart), the run's settings, notes, the result claims (with
+each seed's verdict, the tolerance and its basis), the setup checks, the claims under other readings beside the
+default's, the sensitivity rows, the shared notes and the figures (``paper_vs_ours`` first).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+_MARK = {"holds": "✓", "differs": "✗", "unstable": "~", "not checkable": "–"}
+_COLOURS = {"holds": "#1b7f3b", "differs": "#b35900", "unstable": "#7a3db8", "not checkable": "#666"}
+RULES = (
+    "Verdicts (docs/reproduce.md): a claim **holds** when its value on all seeds pooled holds and it holds on at "
+    "least two thirds of the seeds; it **differs** when the pooled value differs and at most a third of the seeds "
+    "hold; otherwise it is **unstable**. A number holds within its own tolerance, max(abs, rel·|paper|), whose "
+    "basis is given. Per seed: ✓ holds, ✗ differs, ~ unstable. Setup checks are not results."
+)
+
+
+def counts_line_of(payload: dict[str, Any]) -> str:
+    """The counts line of a ``claims.json`` payload."""
+    return counts_line(payload["counts"], payload["setup"])
+
+
+def counts_line(counts: dict[str, int], setup: dict[str, int]) -> str:
+    """ "18 hold, 3 differ, 4 unstable, 2 not checkable (of 27 results); setup: 1 holds" """
+    n = sum(counts.values())
+    line = (
+        f"{counts.get('holds', 0)} hold, {counts.get('differs', 0)} differ, {counts.get('unstable', 0)} unstable, "
+        f"{counts.get('not checkable', 0)} not checkable (of {n} results)"
+    )
+    if setup:
+        line += "; setup checks: " + ", ".join(f"{k} {v}" for k, v in setup.items())
+    return line
+
+
+def tolerance_text(r: dict[str, Any]) -> str:
+    t = r.get("tolerance")
+    if not t:
+        return ""
+    unit = "pp" if r["unit"] == "%" else r["unit"]
+    parts = [f"{t['abs']:g} {unit}".strip()] if t["abs"] else []
+    parts += [f"{t['rel'] * 100:g}%"] if t["rel"] else []
+    band = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
+    return f"±{band} ({t['basis']})"
+
+
+def seeds_text(r: dict[str, Any]) -> str:
+    rows = r["per_seed"]
+    if not rows:
+        return ""
+    held = sum(s["verdict"] == "holds" for s in rows)
+    return f"{held}/{len(rows)}: " + " ".join(f"{s['seed']}{_MARK[s['verdict']]}" for s in rows)
+
+
+def verdict_text(r: dict[str, Any]) -> str:
+    if not r["parts"]:
+        return r["verdict"]
+    return f"{r['verdict']} ({', '.join(f'{k} {v}' for k, v in r['parts'].items())})"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _split(payload: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    claims = payload["claims"]
+    return [r for r in claims if r["kind"] != "setup"], [r for r in claims if r["kind"] == "setup"]
+
+
+def _alternative_rows(payload: dict[str, Any], alt: dict[str, Any]) -> list[tuple[str, ...]]:
+    default = {r["id"]: r for r in payload["claims"]}
+    rows: list[tuple[str, ...]] = []
+    for r in alt["claims"]:
+        d = default[r["id"]]
+        rows.append(
+            (
+                r["id"],
+                r["claim"],
+                r["paper_value"],
+                f"{d['ours']['text']} — {verdict_text(d)}",
+                f"{r['ours']['text']} — {verdict_text(r)}",
+                seeds_text(r),
+                r["note"],
+            )
+        )
+    return rows
+
+
+def markdown_report(
+    payload: dict[str, Any], meta: list[tuple[str, str]], notes: list[str], figures: list[Path], out: Path
+) -> str:
+    results, setup = _split(payload)
+    lines = [f"# Paper {payload['paper']}: {payload['title']}", "", f"**Claims: {counts_line_of(payload)}.**", ""]
+    lines += [RULES, ""]
+    lines += ["| | |", "|---|---|"] + [f"| {k} | {_cell(v)} |" for k, v in meta] + [""]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    head = "| id | claim | kind | paper | ours | per seed | tolerance | verdict | note |"
+    lines += ["## Claims", "", head, "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        cells: tuple[str, ...] = (
+            r["id"],
+            r["claim"],
+            r["kind"],
+            r["paper_value"],
+            r["ours"]["text"],
+            seeds_text(r),
+            tolerance_text(r),
+            f"**{verdict_text(r)}**",
+            r["note"],
+        )
+        lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    if setup:
+        lines += [
+            "",
+            "## Setup checks (not results)",
+            "",
+            "| id | check | ours | verdict | note |",
+            "|---|---|---|---|---|",
+        ]
+        for r in setup:
+            cells = (r["id"], r["claim"], r["ours"]["text"], f"**{r['verdict']}**", r["note"])
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    for alt in payload["alternatives"]:
+        lines += ["", f"## Under another reading: {alt['name']}", "", alt["description"], ""]
+        lines += [
+            "| id | claim | paper | default reading | this reading | per seed | note |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in _alternative_rows(payload, alt)]
+    if payload["sensitivity"]:
+        lines += ["", "## Sensitivity: what moves the claims that differ", ""]
+        lines += ["| claim | change | default | with the change | effect |", "|---|---|---|---|---|"]
+        for s in payload["sensitivity"]:
+            cells = (s["claim"], s["change"], s["default"], s["variant"], s["effect"])
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    if payload["shared_notes"]:
+        lines += ["", "## Shared notes", ""] + [f"- **[{k}]** {v}" for k, v in payload["shared_notes"].items()]
+    if figures:
+        lines += ["", "## Figures", ""]
+        for fig in figures:
+            rel = _relative(fig, out)
+            lines += [f"![{rel}]({rel})", ""]
+    lines += [
+        "",
+        "Files: `results.parquet` (one row per run), `claims.json` (one object per claim), "
+        "`paper_vs_ours.png`/`.svg`, this report.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1300px;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px;
+vertical-align:top;text-align:left}th{background:#f3f3f3}img{max-width:100%;margin:1em 0;border:1px solid #eee}
+.verdict{font-weight:bold}
+"""
+
+
+def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]], verdict_col: int | None = None) -> str:
+    e = html.escape
+    out = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr>"]
+    for row in rows:
+        cells = []
+        for k, x in enumerate(row):
+            if k == verdict_col:
+                colour = _COLOURS.get(x.split(" ")[0], "#222")
+                cells.append(f"<td class='verdict' style='color:{colour}'>{e(x)}</td>")
+            else:
+                cells.append(f"<td>{e(x)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "".join(out) + "</table>"
+
+
+def html_report(
+    payload: dict[str, Any], meta: list[tuple[str, str]], notes: list[str], figures: list[Path], out: Path
+) -> str:
+    e = html.escape
+    results, setup = _split(payload)
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Paper {e(payload['paper'])} reproduction</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>Paper {e(payload['paper'])}: {e(payload['title'])}</h1>",
+        f"<p><b>Claims: {e(counts_line_of(payload))}.</b></p>",
+        f"<p>{e(RULES.replace('**', ''))}</p><table>",
+    ]
+    parts += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in meta]
+    parts.append("</table>")
+    if notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    parts.append("<h2>Claims</h2>")
+    heads: tuple[str, ...] = ("id", "claim", "kind", "paper", "ours", "per seed", "tolerance", "verdict", "note")
+    rows: list[tuple[str, ...]] = [
+        (
+            r["id"],
+            r["claim"],
+            r["kind"],
+            r["paper_value"],
+            r["ours"]["text"],
+            seeds_text(r),
+            tolerance_text(r),
+            verdict_text(r),
+            r["note"],
+        )
+        for r in results
+    ]
+    parts.append(_table(heads, rows, verdict_col=7))
+    if setup:
+        parts.append("<h2>Setup checks (not results)</h2>")
+        rows = [(r["id"], r["claim"], r["ours"]["text"], r["verdict"], r["note"]) for r in setup]
+        parts.append(_table(("id", "check", "ours", "verdict", "note"), rows, verdict_col=3))
+    for alt in payload["alternatives"]:
+        parts.append(f"<h2>Under another reading: {e(alt['name'])}</h2><p>{e(alt['description'])}</p>")
+        alt_heads = ("id", "claim", "paper", "default reading", "this reading", "per seed", "note")
+        parts.append(_table(alt_heads, _alternative_rows(payload, alt)))
+    if payload["sensitivity"]:
+        parts.append("<h2>Sensitivity: what moves the claims that differ</h2>")
+        rows = [(s["claim"], s["change"], s["default"], s["variant"], s["effect"]) for s in payload["sensitivity"]]
+        parts.append(_table(("claim", "change", "default", "with the change", "effect"), rows))
+    if payload["shared_notes"]:
+        parts.append(
+            "<h2>Shared notes</h2><ul>"
+            + "".join(f"<li><b>[{e(k)}]</b> {e(v)}</li>" for k, v in payload["shared_notes"].items())
+            + "</ul>"
+        )
+    if figures:
+        parts.append("<h2>Figures</h2>")
+        for fig in figures:
+            rel = _relative(fig, out)
+            if fig.suffix.lower() in (".png", ".svg", ".jpg"):
+                parts.append(f"<figure><img src='{e(rel)}' alt='{e(rel)}'><figcaption>{e(rel)}</figcaption></figure>")
+            else:
+                parts.append(f"<p><a href='{e(rel)}'>{e(rel)}</a></p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
