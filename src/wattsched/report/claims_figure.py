@@ -3,8 +3,8 @@
 One row per number (a ``number`` claim's value, or the numbers part of an order claim; a claim with labels gives
 one row per label). Numbers differ in unit and size, so the x axis is the distance from the paper's value in units
 of the claim's own tolerance band: ``(ours − paper) / band``. The band is the shaded strip [−1, 1]; the paper's
-value is the line at 0; each seed's value is a small dot, the pooled value a diamond coloured by the claim's
-verdict. Values past ±``CLIP`` bands sit on the edge as triangles, with their value written beside them. Numbers
+value is the line at 0; each seed's value is a small dot, the pooled value a diamond (green inside the band,
+orange outside); the claim's verdict (seed rule included) is in brackets after its name. Values past ±``CLIP`` bands sit on the edge as triangles, with their value written beside them. Numbers
 computed on stand-in data (``not checkable``) have no band: a second panel shows their relative difference from
 the paper's value, in grey, not judged.
 
@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from wattsched.report.style import save_figure
 
 CLIP = 4.0
-VERDICT_COLOURS = {"holds": "#009E73", "differs": "#D55E00", "unstable": "#CC79A7", "not checkable": "#999999"}
+INSIDE, OUTSIDE = "#009E73", "#D55E00"
 
 
 def _numbers(value: Any, n: int) -> list[float | None]:
@@ -58,7 +58,7 @@ def figure_rows(payload: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
                 "paper": target,
                 "pooled": pooled[k],
                 "seeds": [s[k] for s in seeds if s[k] is not None],
-                "verdict": r["parts"].get("numbers", r["verdict"]) if r["parts"] else r["verdict"],
+                "verdict": r["verdict"],
                 "unit": r["unit"],
             }
             tol = r["tolerance"]
@@ -73,7 +73,7 @@ def figure_rows(payload: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
 def _name(row: dict[str, Any]) -> str:
     label = f" {row['label']}" if row["label"] else ""
     u = _unit(row["unit"])
-    return f"{row['id']}{label}: paper {row['paper']:g}{u}, ours {row['pooled']:.3g}{u}"
+    return f"{row['id']}{label}: paper {row['paper']:g}{u}, ours {row['pooled']:.3g}{u} [{row['verdict']}]"
 
 
 def plot_paper_vs_ours(payload: dict[str, Any], out_dir: Path, stem: str = "paper_vs_ours") -> list[Path]:
@@ -114,7 +114,7 @@ def _judged_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
         xs = [(v - row["paper"]) / band for v in row["seeds"]]
         ax.scatter([_clip(x) for x in xs], [y] * len(xs), s=14, color="#555", alpha=0.6, zorder=2)
         x = (row["pooled"] - row["paper"]) / band
-        colour = VERDICT_COLOURS.get(row["verdict"], "#333")
+        colour = INSIDE if abs(x) <= 1 + 1e-9 else OUTSIDE
         marker = "D" if abs(x) <= CLIP else (">" if x > 0 else "<")
         ax.scatter([_clip(x)], [y], s=48, marker=marker, color=colour, edgecolor="k", lw=0.5, zorder=3)
         if abs(x) > CLIP:
@@ -130,9 +130,8 @@ def _judged_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
     ax.set_xlim(-CLIP - 0.4, CLIP + 0.4)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("(ours − paper) / tolerance band: inside [−1, 1] holds; dots: seeds; diamond: pooled")
-    for verdict, colour in VERDICT_COLOURS.items():
-        if verdict != "not checkable" and any(r["verdict"] == verdict for r in rows):
-            ax.scatter([], [], marker="D", color=colour, edgecolor="k", lw=0.5, label=f"pooled: {verdict}")
+    ax.scatter([], [], marker="D", color=INSIDE, edgecolor="k", lw=0.5, label="pooled, inside the band")
+    ax.scatter([], [], marker="D", color=OUTSIDE, edgecolor="k", lw=0.5, label="pooled, outside the band")
     ax.scatter([], [], s=14, color="#555", label="one seed")
     ax.legend(loc="upper right", fontsize=7, framealpha=0.9)
     ax.grid(axis="x", color="#ddd", lw=0.5)

@@ -279,8 +279,8 @@ def _claim_size(ctx: ReproduceContext, synth: pl.DataFrame) -> ClaimResult:
     return not_checkable(
         "C003-02",
         _missing_reason(),
-        ours=f"— (stand-in, not the dataset's size: on synthetic telemetry the method keeps "
-        f"{kept.text('%')} of the input jobs)",
+        stand_in=f"on synthetic telemetry the method keeps {kept.text('%')} of the input jobs (a share, not the "
+        "dataset's size)",
     )
 
 
@@ -298,18 +298,17 @@ def _claim_states(ctx: ReproduceContext) -> ClaimResult:
             {s.lower(): Spread.of([v], over="datasets") for s, v in shares.items()},
             note=f"exit states of the published {path.name}",
         )
-    stand_in = ""
+    stand_in = None
     sample = ctx.data_dir / REAL_SAMPLE if ctx.data_dir is not None else None
     if sample is not None and sample.exists():
         states = pl.read_parquet(sample, columns=["job_state"])["job_state"]
         shares = _shares(states)
         stand_in = (
-            " (stand-in, not the dataset's: the real Marconi100 sample m100_real_jobs.parquet, "
-            f"{states.len():,} jobs of Jan–Feb 2022 without node lists or power, before any filter: "
-            + " / ".join(f"{s.lower()} {v:.1f}%" for s, v in shares.items())
-            + ")"
+            " / ".join(f"{s.lower()} {v:.1f}%" for s, v in shares.items())
+            + f" in the real Marconi100 sample m100_real_jobs.parquet ({states.len():,} jobs of Jan–Feb 2022 without "
+            "node lists or power, before any filter)"
         )
-    return not_checkable("C003-03", _missing_reason(), ours="—" + stand_in)
+    return not_checkable("C003-03", _missing_reason(), stand_in=stand_in)
 
 
 def _notes(synth: pl.DataFrame) -> list[str]:
