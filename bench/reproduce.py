@@ -5,7 +5,7 @@
 
 Each reproduction runs in a fresh output folder under a temporary directory (finished runs are reused otherwise),
 with seeds 0–2 and the CPU count as workers, and prints one markdown row: paper, setting, wall s, hold / differ /
-not checkable.
+unstable / not checkable (result claims; setup checks apart).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 from wattsched.reproduce import PAPERS, reproduce
+from wattsched.reproduce.claims import VERDICTS
+from wattsched.reproduce.report import verdict_counts
 from wattsched.reproduce.runner import default_data_dir
 
 
@@ -27,7 +29,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="shared data folder (default: ../shared/data)")
     args = parser.parse_args()
     data = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
-    print("| paper | setting | wall s | hold / differ / not checkable |\n|---|---|---|---|")
+    print("| paper | setting | wall s | hold / differ / unstable / not checkable | setup |\n|---|---|---|---|---|")
     for paper in args.papers:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
@@ -40,9 +42,11 @@ def main() -> None:
                 data_dir=data,
             )
             wall = time.perf_counter() - t0
-        counts = [sum(c.verdict == v for c in result.run.claims) for v in ("holds", "differs", "not checkable")]
+        counts, setup = verdict_counts(result.run.claims)
         setting = "full" if args.full else "quick"
-        print(f"| {paper} | {setting} | {wall:.0f} | {' / '.join(map(str, counts))} |", flush=True)
+        cells = " / ".join(str(counts[v]) for v in VERDICTS)
+        setup_text = ", ".join(f"{k} {v}" for k, v in setup.items()) or "—"
+        print(f"| {paper} | {setting} | {wall:.0f} | {cells} | {setup_text} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -194,3 +194,19 @@ def test_schema_2_round_trip_with_alternatives_sensitivity_and_figure(fake, tmp_
     files["claims"].write_text(json.dumps(broken))
     with pytest.raises(ValueError, match="not those of its claims"):
         read_claims(files["claims"])
+
+
+def test_a_band_per_label(monkeypatch) -> None:
+    tol = claims_module._tolerance(
+        {"id": "C009-01", "kind": "number", "target": [10.0, 50.0], "tolerance": {"abs": [1.0, 8.0], "basis": "x"}}
+    )
+    assert tol is not None and tol.band(10.0, 0) == 1.0 and tol.band(50.0, 1) == 8.0
+    assert tol.as_json()["abs"] == [1.0, 8.0]
+    with pytest.raises(ValueError, match="2 values for 3 label"):
+        claims_module._tolerance(
+            {"id": "C009-01", "kind": "number", "target": [1.0, 2.0, 3.0], "tolerance": {"abs": [1, 2], "basis": "x"}}
+        )
+    fake = (_claim("C003-01", "number", target=(10.0, 50.0), labels=("a", "b"), unit="%", tolerance=tol),)
+    monkeypatch.setattr(claims_module, "catalogue", lambda paper: fake)
+    r = check_number("C003-01", {"a": Spread.of([12.0]), "b": Spread.of([57.0])})
+    assert r.verdict == "differs" and "a: +2.0 pp" in r.note and "b:" not in r.note  # b's 7 pp is inside its 8

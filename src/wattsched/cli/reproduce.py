@@ -37,9 +37,17 @@ def reproduce(
         typer.Option("--data-dir", help="The shared data folder (default: $WATTSCHED_DATA or ../shared/data)."),
     ] = None,
     old_data: Annotated[Path | None, typer.Option("--data", hidden=True, help="Old name of --data-dir.")] = None,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="NAME=VALUE",
+            help="A paper's own option, repeatable (e.g. 001: cph=wall=1, ewt=constant); an unknown name lists them.",
+        ),
+    ] = None,
 ) -> None:
     """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
-    setting every claim of the paper beside our value and a verdict (holds, differs, not checkable)."""
+    setting every claim of the paper beside our value and a verdict (holds, differs, unstable across seeds, not checkable)."""
     # deferred: a reproduction loads every study, the engine and the figures; `wattsched --help` should not
     from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
     from wattsched.reproduce.claims import claim as claim_of
@@ -56,6 +64,12 @@ def reproduce(
         fail(f"paper must be one of {', '.join(PAPERS)}, got {given!r}")
     out = output or Path(f"reproduce-{paper}{'-quick' if quick else ''}")
     seed_list = tuple(range(seed, seed + seeds))
+    options: dict[str, str] = {}
+    for item in settings or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--set takes NAME=VALUE, got {item!r}")
+        options[name.strip()] = value.strip()
     if workers is not None and paper in SERIAL_PAPERS:
         warn(f"--workers is ignored: paper {paper}'s reproduction runs in one process")
     command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
@@ -76,6 +90,7 @@ def reproduce(
             command=command,
             step=step,
             track_fn=track,
+            options=options,
         )
     except interruptions():  # Ctrl-C, or SIGTERM (the root app makes it one: wattsched.cli.interrupt)
         stop_workers()

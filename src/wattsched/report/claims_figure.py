@@ -4,9 +4,10 @@ One row per number (a ``number`` claim's value, or the numbers part of an order 
 one row per label). Numbers differ in unit and size, so the x axis is the distance from the paper's value in units
 of the claim's own tolerance band: ``(ours − paper) / band``. The band is the shaded strip [−1, 1]; the paper's
 value is the line at 0; each seed's value is a small dot, the pooled value a diamond (green inside the band,
-orange outside); the claim's verdict (seed rule included) is in brackets after its name. Values past ±``CLIP`` bands sit on the edge as triangles, with their value written beside them. Numbers
-computed on stand-in data (``not checkable``) have no band: a second panel shows their relative difference from
-the paper's value, in grey, not judged.
+orange outside); the claim's verdict (seed rule included) is in brackets after its name. Values past ±``CLIP``
+bands sit on the edge as triangles, with their value written beside them. Numbers computed on stand-in data
+(``not checkable``) have no band: a second panel shows their relative difference from the paper's value, in
+grey, not judged.
 
 The figure reads only the ``claims.json`` payload (plain dicts), so this module does not import the reproduce
 layer above it.
@@ -65,7 +66,8 @@ def figure_rows(payload: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
             if r["verdict"] == "not checkable" or not tol:
                 stand_ins.append(row)
             else:
-                row["band"] = max(tol["abs"], tol["rel"] * abs(target)) or 1e-12
+                absolute = tol["abs"][k] if isinstance(tol["abs"], list) else tol["abs"]
+                row["band"] = max(absolute, tol["rel"] * abs(target)) or 1e-12
                 judged.append(row)
     return judged, stand_ins
 

@@ -47,18 +47,28 @@ SEED_MAJORITY = 2 / 3
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How far our value may lie from the paper's and still hold it: ``max(abs, rel·|paper|)``, and why."""
+    """How far our value may lie from the paper's and still hold it: ``max(abs, rel·|paper|)``, and why.
+
+    ``abs`` is one number, or one per label of the claim (a claim's labels can differ in spread: the seed-spread
+    bands are measured per label)."""
 
     rel: float
-    abs: float
+    abs: float | tuple[float, ...]
     basis: str
 
-    def band(self, target: float) -> float:
-        """Half-width of the band around ``target`` in which our value holds."""
-        return max(self.abs, self.rel * abs(target))
+    def absolute(self, index: int = 0) -> float:
+        return self.abs[index] if isinstance(self.abs, tuple) else self.abs
+
+    def band(self, target: float, index: int = 0) -> float:
+        """Half-width of the band around ``target`` (the claim's ``index``-th label) in which our value holds."""
+        return max(self.absolute(index), self.rel * abs(target))
 
     def as_json(self) -> dict[str, Any]:
-        return {"rel": self.rel, "abs": self.abs, "basis": self.basis}
+        return {
+            "rel": self.rel,
+            "abs": list(self.abs) if isinstance(self.abs, tuple) else self.abs,
+            "basis": self.basis,
+        }
 
 
 @dataclass(frozen=True)
@@ -76,11 +86,12 @@ class Claim:
     unit: str = ""
     tolerance: Tolerance | None = None
 
-    def band(self, target: float) -> float:
-        """Half-width of the band around ``target`` in which our value holds (the claim's own tolerance)."""
+    def band(self, target: float, index: int = 0) -> float:
+        """Half-width of the band around ``target`` (label ``index``) in which our value holds (the claim's own
+        tolerance)."""
         if self.tolerance is None:
             raise ValueError(f"{self.id} has no tolerance in the catalogue")
-        return self.tolerance.band(target)
+        return self.tolerance.band(target, index)
 
 
 @cache
@@ -140,7 +151,12 @@ def _tolerance(row: Mapping[str, Any]) -> Tolerance | None:
         return None
     if not isinstance(tol, Mapping) or not str(tol.get("basis", "")).strip():
         raise ValueError(f"{row['id']}: tolerance must be a table {{rel, abs, basis}} with a non-empty basis")
-    return Tolerance(float(tol.get("rel", 0.0)), float(tol.get("abs", 0.0)), str(tol["basis"]))
+    raw = tol.get("abs", 0.0)
+    absolute: float | tuple[float, ...] = tuple(float(x) for x in raw) if isinstance(raw, list) else float(raw)
+    n = len(row.get("target", ())) if isinstance(row.get("target"), list) else 1
+    if isinstance(absolute, tuple) and len(absolute) != n:
+        raise ValueError(f"{row['id']}: tolerance abs has {len(absolute)} values for {n} label(s)")
+    return Tolerance(float(tol.get("rel", 0.0)), absolute, str(tol["basis"]))
 
 
 @dataclass(frozen=True)
@@ -296,9 +312,9 @@ def check_number(
     if len(spreads) != len(c.target):
         raise ValueError(f"{claim_id}: {len(c.target)} value(s) expected ({', '.join(c.labels)}), got {len(spreads)}")
     parts, offs = [], []
-    for (label, spread), target in zip(spreads.items(), c.target, strict=True):
+    for k, ((label, spread), target) in enumerate(zip(spreads.items(), c.target, strict=True)):
         diff = spread.mean - target
-        band = c.band(target)
+        band = c.band(target, k)
         ok = abs(diff) <= band
         prefix = f"{label}: " if len(spreads) > 1 else ""
         parts.append(prefix + spread.text(c.unit, digits))

@@ -58,7 +58,7 @@ class OursRecord(_Strict):
 
 class ToleranceRecord(_Strict):
     rel: float = Field(ge=0)
-    abs: float = Field(ge=0)
+    abs: float | list[float]
     basis: str = Field(min_length=1)
 
 

@@ -45,7 +45,13 @@ def tolerance_text(r: dict[str, Any]) -> str:
     if not t:
         return ""
     unit = "pp" if r["unit"] == "%" else r["unit"]
-    parts = [f"{t['abs']:g} {unit}".strip()] if t["abs"] else []
+    absolute = t["abs"]
+    if isinstance(absolute, list):
+        labels = r["labels"] or [str(k) for k in range(len(absolute))]
+        text = " / ".join(f"{lab} {a:g}" for lab, a in zip(labels, absolute, strict=False))
+        parts = [f"{text} {unit}".strip()]
+    else:
+        parts = [f"{absolute:g} {unit}".strip()] if absolute else []
     parts += [f"{t['rel'] * 100:g}%"] if t["rel"] else []
     band = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
     return f"±{band} ({t['basis']})"

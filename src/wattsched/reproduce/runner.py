@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,6 +57,8 @@ class ReproduceContext:
     data_dir: Path | None = None
     step: Callable[[str], None] = field(default=lambda message: None)
     track_fn: Callable[[Iterable[Any], int, str], Iterator[Any]] | None = None
+    #: The paper's own options (``--set NAME=VALUE``), checked against the module's ``OPTIONS`` by :func:`reproduce`.
+    options: dict[str, str] = field(default_factory=dict)
 
     def data(self, relative: str, what: str) -> Path:
         """A file or folder of the shared data directory, or a :class:`ReproduceError` saying what is missing."""
@@ -196,14 +198,31 @@ def reproduce(
     command: str = "",
     step: Callable[[str], None] | None = None,
     track_fn: Callable[[Iterable[Any], int, str], Iterator[Any]] | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> Reproduction:
-    """Run paper ``paper``'s experiment into ``out`` and write its report (see the module docstring)."""
+    """Run paper ``paper``'s experiment into ``out`` and write its report (see the module docstring).
+
+    ``options`` are the paper's own settings (the module's ``OPTIONS``: name → what it sets, with its default):
+    a reading of the paper or a budget that a user may change without editing code."""
     module = paper_module(paper)
     if not seeds:
         raise ReproduceError("at least one seed is needed")
+    known: Mapping[str, str] = getattr(module, "OPTIONS", {})
+    unknown = sorted(set(options or {}) - set(known))
+    if unknown:
+        listed = "; ".join(f"{k}: {v}" for k, v in known.items()) or "none"
+        raise ReproduceError(f"paper {paper} has no option {', '.join(unknown)} (its options: {listed})")
     prepare_output(out)
     ctx = ReproduceContext(
-        paper, out, quick, tuple(seeds), max(1, workers), data_dir, step or (lambda message: None), track_fn
+        paper,
+        out,
+        quick,
+        tuple(seeds),
+        max(1, workers),
+        data_dir,
+        step or (lambda message: None),
+        track_fn,
+        dict(options or {}),
     )
     t0 = time.perf_counter()
     run = module.run(ctx)
