@@ -6,380 +6,250 @@ and Naive plan with the measured (oracle) configuration data, Adaptive with the 
 the paper does. Traditional, Naive and Adaptive-0 also run with the other data source (Fig. 8).
 
 A *sample* is one draw of the Cab data (the ``calibrated`` stand-in, studies/rmap/data.py) and the model's 10%
-training sample (seed ``s``) and of the traces (seed ``s + 1000·r`` for replicate ``r``). Every claim is computed
-per sample and reported as its spread over the samples: quick runs one replicate per seed, full runs
-:data:`FULL_REPLICATES`. The paper ran each trace once on its measured Cab data, which is not public; our samples
-show how much the stand-in varies.
+training sample (seed ``s``) and of the traces (seed ``s + 1000·r`` for replicate ``r``): quick runs
+:data:`QUICK_REPLICATES` replicates per seed, full runs :data:`FULL_REPLICATES`. Every claim is computed per sample
+and reported as its spread over the samples, pooled and per seed (the seed rule, reproduce/claims.py). The paper ran
+each trace once on its measured Cab data, which is not public; our samples show how much the stand-in varies.
 
-Besides the claims, the run measures what drives the policies' ranking (the notes of the claims that differ): how
-many jobs Adaptive starts through power-aware backfilling, the waits and slowdowns it trades, the data's
-agreement with the paper's published measurements, and the ranking with arrivals
-:data:`SPARSE_ARRIVALS`× sparser ([AMBIG-4.5]).
+The requested time t_req has two readings ([AMBIG-4.2], studies/rmap/traces.py): a random recorded configuration
+at the requested node count (:data:`T_REQ`, the default: the paper's §6 "random selection of our recorded
+configuration data") and the packed configuration's time (:data:`OTHER_T_REQ`). The grid runs under both, on the
+same samples; the claims the reading moves are reported under the other one as an alternative.
+
+Besides the claims, the run measures what drives the policies' ranking (reproduce/paper004_mechanism.py) and three
+sensitivity runs: arrivals :data:`SPARSE_ARRIVALS`× sparser ([AMBIG-4.5]), traces of the non-scalable apps only, and
+the default t_req with arrival gaps scaled by its own mean t_req (the arrival rate then moves with the reading).
 """
 
 from __future__ import annotations
 
-import math
-import re
 import time
+from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
-from wattsched.reproduce.claims import (
-    ClaimResult,
-    Spread,
-    check_exact,
-    check_number,
-    check_order,
-    claim,
+from wattsched.reproduce.claims import ClaimResult, Spread
+from wattsched.reproduce.paper004_claims import (
+    EXAMPLE_POLICIES,
+    LARGE,
+    RANDOM,
+    SEED_FREE,
+    Why,
+    claims,
+    per_sample,
+    worked_example,
 )
 from wattsched.reproduce.paper004_mechanism import (
     A0,
-    A10,
-    A20,
-    A30,
     AU,
     SPARSE_ARRIVALS,
-    TABLE2,
     N,
     T,
-    explain,
+    calibration_rows,
+    data_figures,
+    data_note,
+    fallback_note,
     gain,
-    mechanism,
+    mix_note,
+    policy_figures,
+    sensitivity_figures,
     wide,
 )
-from wattsched.reproduce.runner import PaperRun, ReproduceContext
-from wattsched.studies.rmap.calibration import calibration_table
-from wattsched.studies.rmap.engine import simulate_rmap
+from wattsched.reproduce.paper004_table4 import table4, table4_note, write_table4_figure
+from wattsched.reproduce.runner import (
+    Alternative,
+    PaperRun,
+    ReproduceContext,
+    ReproduceError,
+    Sensitivity,
+    per_seed_claims,
+)
 from wattsched.studies.rmap.experiment import BOUNDS, run_rmap_grid
 from wattsched.studies.rmap.figures import write_rmap_figures
 from wattsched.studies.rmap.machine import (
     DEFAULT_CAB_DATA,
-    RMAP_CAB,
     RMAP_CAB_APPS,
-    ConfigTable,
     JobDetails,
     fit_config_model,
-    normalised_bounds,
     rmap_cab_details,
 )
 from wattsched.studies.rmap.model_figures import write_calibration_figure, write_model_figures
-from wattsched.studies.rmap.policies import fair_share, parse_rmap_policy
 from wattsched.studies.rmap.results import rmap_run_means
+from wattsched.studies.rmap.traces import DEFAULT_T_REQ, TReq
 
-#: Trace replicates per seed in the full run (quick: 1).
+__all__ = [
+    "EXAMPLE_POLICIES",
+    "FULL_REPLICATES",
+    "OPTIONS",
+    "OTHER_T_REQ",
+    "QUICK_REPLICATES",
+    "T_REQ",
+    "run",
+    "worked_example",
+]
+
+#: Trace replicates per seed: quick 4 (12 samples on three seeds, 4 per seed for the seed rule), full 10.
+QUICK_REPLICATES = 4
 FULL_REPLICATES = 10
-EXAMPLE_FREE_W, EXAMPLE_FREE_NODES, EXAMPLE_P_JOB, EXAMPLE_A_ENDS, EXAMPLE_T_REQ, EXAMPLE_N_REQ = (
-    750.0,
-    10,
-    800.0,
-    1000.0,
-    450.0,
-    6,
-)
-EXAMPLE_POLICIES = {"Traditional": T, "Naive": N, "Adaptive unbounded": AU, "Adaptive-0": A0}
+#: The default reading of t_req and the other one, reported as an alternative ([AMBIG-4.2], docs/decisions.md).
+T_REQ: TReq = DEFAULT_T_REQ
+OTHER_T_REQ: TReq = "packed"
+#: What each reading of t_req is, for the report.
+READINGS: dict[str, str] = {
+    "random-config": "the measured time of a random recorded configuration at the requested node count (any cores "
+    "and cap), the paper's §6 'random selection of our recorded configuration data'",
+    "packed": "the measured time of the packed configuration (n_req × 16 cores, 115 W), the reading of earlier "
+    "versions",
+}
+#: The paper's own options (``wattsched reproduce 004 --set NAME=VALUE``, where the CLI offers it).
+OPTIONS: dict[str, str] = {
+    "t_req": f"the reading of t_req ([AMBIG-4.2]): {T_REQ} (default) or {OTHER_T_REQ}; the other reading is "
+    "reported as the alternative",
+}
 
 
-def worked_example() -> dict[str, tuple[str, float, float]]:
-    """§3.5: policy label → (configuration chosen, start, turnaround) of the 6-node, 450-s SP-MZ job.
-
-    The cluster is sized so that the example's state holds: job A holds 6 of 16 nodes and all but 750 W until
-    1,000 s, and the job's fair share ``6/16 · P_cluster`` is 800 W.
-    """
-    names = list(TABLE2)
-    spmz = ConfigTable(
-        "sp-mz",
-        nodes=np.array([TABLE2[c][0] for c in names]),
-        cores=np.array([TABLE2[c][1] for c in names]),
-        cap=np.array([TABLE2[c][2] for c in names]),
-        time=np.array([TABLE2[c][4] for c in names]),
-        power=np.array([TABLE2[c][3] for c in names]),
-    )
-    n_nodes = EXAMPLE_N_REQ + EXAMPLE_FREE_NODES
-    p_cluster = EXAMPLE_P_JOB * n_nodes / EXAMPLE_N_REQ
-    a = ConfigTable(
-        "A",
-        nodes=np.array([n_nodes - EXAMPLE_FREE_NODES]),
-        cores=np.array([16]),
-        cap=np.array([115.0]),
-        time=np.array([EXAMPLE_A_ENDS]),
-        power=np.array([p_cluster - EXAMPLE_FREE_W]),
-    )
-    jobs = pl.DataFrame(
-        {
-            "job_id": [1, 2],
-            "submit_time": [0.0, 0.0],
-            "app": ["A", "sp-mz"],
-            "n_req": [n_nodes - EXAMPLE_FREE_NODES, EXAMPLE_N_REQ],
-            "t_req": [EXAMPLE_A_ENDS, EXAMPLE_T_REQ],
-        }
-    )
-    out = {}
-    for label, name in EXAMPLE_POLICIES.items():
-        run = (
-            simulate_rmap(
-                jobs, parse_rmap_policy(name, "oracle"), JobDetails([spmz, a]), p_cluster=p_cluster, n_nodes=n_nodes
-            )
-            .jobs.filter(pl.col("job_id") == 2)
-            .row(0, named=True)
-        )
-        config = next(c for c, v in TABLE2.items() if v[:3] == (run["nodes"], run["cores"], run["cap"]))
-        out[label] = (config, float(run["start_time"]), float(run["turnaround"]))
-    return out
+def readings(ctx: ReproduceContext) -> tuple[TReq, TReq]:
+    """(default reading, alternative reading) of t_req: :data:`T_REQ` first unless the ``t_req`` option swaps them."""
+    chosen = getattr(ctx, "options", {}).get("t_req", T_REQ)
+    if chosen not in READINGS:
+        raise ReproduceError(f"t_req must be one of {', '.join(READINGS)}, got {chosen!r}")
+    return (T_REQ, OTHER_T_REQ) if chosen == T_REQ else (OTHER_T_REQ, T_REQ)
 
 
-def _samples(ctx: ReproduceContext) -> list[tuple[int, int, int]]:
+def samples(ctx: ReproduceContext) -> list[tuple[int, int, int]]:
     """(sample, data seed, trace seed) of every sample of this run."""
-    replicates = 1 if ctx.quick else FULL_REPLICATES
+    replicates = QUICK_REPLICATES if ctx.quick else FULL_REPLICATES
     rows = [(seed, seed + 1000 * r) for r in range(replicates) for seed in ctx.seeds]
     return [(k, d, t) for k, (d, t) in enumerate(rows)]
 
 
-def run_grid(ctx: ReproduceContext) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Jobs of the main grid and of the two sensitivity runs (sparser arrivals; traces of the non-scalable apps
-    only), over every sample."""
-    main, sparse, mix = [], [], []
+@dataclass
+class Grid:
+    """The jobs of every run of the reproduction, over every sample (columns ``sample``, ``data_seed``,
+    ``trace_seed``): the main grid under each t_req reading and the sensitivity runs (default reading)."""
+
+    jobs: pl.DataFrame
+    other: pl.DataFrame
+    sparse: pl.DataFrame
+    mix: pl.DataFrame
+    arrivals: pl.DataFrame
+
+
+def run_grid(ctx: ReproduceContext, main: TReq = T_REQ, other: TReq = OTHER_T_REQ) -> Grid:
+    """Every run of :class:`Grid` under the ``main`` reading, and the main grid under the ``other`` one (without the
+    other data source: no claim uses it)."""
+    runs: dict[str, list[pl.DataFrame]] = {k: [] for k in ("jobs", "other", "sparse", "mix", "arrivals")}
     details: dict[int, tuple[JobDetails, JobDetails]] = {}
-    samples = _samples(ctx)
-    for k, data_seed, trace_seed in ctx.track(samples, len(samples), "RMAP grid"):
+    flat = [a.name for a in RMAP_CAB_APPS if not a.scalable]
+    todo = samples(ctx)
+    for k, data_seed, trace_seed in ctx.track(todo, len(todo), "RMAP grid"):
         if data_seed not in details:
             oracle = rmap_cab_details(data_seed)
             details[data_seed] = (oracle, fit_config_model(oracle, 0.1, seed=data_seed)[0])
         oracle, model = details[data_seed]
         tag = [pl.lit(k).alias("sample"), pl.lit(data_seed).alias("data_seed"), pl.lit(trace_seed).alias("trace_seed")]
-        jobs, _, _ = run_rmap_grid(oracle, model, seed=trace_seed)
-        main.append(jobs.with_columns(tag))
-        jobs, _, _ = run_rmap_grid(
-            oracle,
-            model,
-            traces=("large",),
-            policies=(A0, AU),
-            seed=trace_seed,
-            arrival_scale=SPARSE_ARRIVALS,
-            other_sources=False,
-        )
-        sparse.append(jobs.with_columns(tag))
-        flat = [a.name for a in RMAP_CAB_APPS if not a.scalable]
-        jobs, _, _ = run_rmap_grid(
-            JobDetails([oracle[a] for a in flat]),
-            JobDetails([model[a] for a in flat]),
-            traces=("large", "random1", "random2"),
-            policies=(T, N, A0, AU),
-            seed=trace_seed,
-            other_sources=False,
-        )
-        mix.append(jobs.with_columns(tag))
-    return pl.concat(main), pl.concat(sparse), pl.concat(mix)
+        grids = {
+            "jobs": run_rmap_grid(oracle, model, seed=trace_seed, t_req=main),
+            "other": run_rmap_grid(oracle, model, seed=trace_seed, t_req=other, other_sources=False),
+            "sparse": run_rmap_grid(
+                oracle,
+                model,
+                traces=LARGE,
+                policies=(A0, AU),
+                seed=trace_seed,
+                arrival_scale=SPARSE_ARRIVALS,
+                other_sources=False,
+                t_req=main,
+            ),
+            "mix": run_rmap_grid(
+                JobDetails([oracle[a] for a in flat]),
+                JobDetails([model[a] for a in flat]),
+                traces=("large", *RANDOM),
+                policies=(T, N, A0, AU),
+                seed=trace_seed,
+                other_sources=False,
+                t_req=main,
+            ),
+            "arrivals": run_rmap_grid(
+                oracle,
+                model,
+                traces=LARGE,
+                policies=(T, N, A0, AU),
+                seed=trace_seed,
+                other_sources=False,
+                t_req=main,
+                arrival_reference="t_req",
+            ),
+        }
+        for name, (jobs, _, _) in grids.items():
+            runs[name].append(jobs.with_columns(tag))
+    return Grid(**{name: pl.concat(frames) for name, frames in runs.items()})
 
 
-def _per_sample(
-    wide: pl.DataFrame,
-    traces: tuple[str, ...],
-    expr: pl.Expr,
-    how: str = "mean",
-    bounds: tuple[float, ...] | None = None,
-) -> Spread:
-    """``expr`` over the given traces (and bounds) per sample, reduced by mean or max; the spread over samples."""
-    sub = wide.filter(pl.col("trace").is_in(traces))
-    if bounds is not None:
-        sub = sub.filter(pl.col("bound").is_in(bounds))
-    agg = sub.group_by("sample").agg(getattr(expr, how)().alias("v")).sort("sample")
-    return Spread.of(agg["v"], over="samples")
+def _seed(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
+    return frame.filter(pl.col("data_seed") == seed)
 
 
-def _jobs_better(jobs: pl.DataFrame, trace: str, bound: float, policy: str) -> Spread:
-    """Jobs with a shorter turnaround than under Traditional (same sample, trace and bound), per sample."""
-    sub = jobs.filter((pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data"))
-    trad = sub.filter(pl.col("policy") == T).select("sample", "job_id", pl.col("turnaround").alias("t0"))
-    pol = sub.filter(pl.col("policy") == policy).join(trad, on=["sample", "job_id"])
-    agg = pol.group_by("sample").agg((pl.col("turnaround") < pl.col("t0") - 1e-6).sum().alias("v")).sort("sample")
-    return Spread.of(agg["v"], over="samples")
-
-
-def _c001() -> ClaimResult:
-    c = claim("C004-01")
-    got = worked_example()
-    ours = [got[label][2] for label in c.labels]
-    ok = all(abs(o - t) <= (c.tolerance.abs if c.tolerance else 0.0) for o, t in zip(ours, c.target, strict=True))
-    text = " / ".join(f"{lab}: {cfg} at {start:g} s → {tt:.1f} s" for lab, (cfg, start, tt) in got.items())
-    return check_exact(
-        "C004-01", ok, text, value=ours, note="" if ok else f"turnarounds {ours} against the paper's {list(c.target)}"
-    )
-
-
-def _c002() -> ClaimResult:
-    c = claim("C004-02")
-    paper = [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*\.?\d*", c.paper_value)]
-    worst = RMAP_CAB.worst_case_watts
-    norm = np.round(normalised_bounds(), 2)
-    # the fair share of a job asking for the whole machine is the whole bound, and shares add up to it
-    share_ok = all(math.isclose(fair_share(RMAP_CAB.nodes, RMAP_CAB.nodes, b), b) for b in BOUNDS) and all(
-        math.isclose(sum(fair_share(16, RMAP_CAB.nodes, b) for _ in range(4)), b) for b in BOUNDS
-    )
-    ok = (
-        share_ok
-        and math.isclose(worst, paper[0])
-        and math.isclose(norm[0], paper[1])
-        and math.isclose(norm[-1], paper[2])
-    )
-    text = (
-        f"{RMAP_CAB.nodes} × {RMAP_CAB.sockets_per_node} × {RMAP_CAB.max_cap:g} W = {worst:,.0f} W; bounds "
-        f"{', '.join(f'{b:,.0f}' for b in BOUNDS)} W → {' / '.join(f'{x:.2f}' for x in norm)}; "
-        f"P_job = n_req/N · P_cluster {'sums to' if share_ok else 'does not sum to'} the bound"
-    )
-    return check_exact(
-        "C004-02",
-        ok,
-        text,
-        value=[worst, *norm.tolist()],
-        note="" if ok else "the platform's worst case or normalised bounds differ from the paper's",
-    )
-
-
-def claims(jobs: pl.DataFrame, sparse: pl.DataFrame, mix: pl.DataFrame) -> tuple[list[ClaimResult], dict[str, float]]:
-    """Every C004 claim from the run's jobs (see the module docstring)."""
+def _gain(jobs: pl.DataFrame, traces: tuple[str, ...], a: str, b: str) -> Spread:
     w = wide(jobs)
-    rnd, large, small = ("random1", "random2"), ("large",), ("small",)
-    low, high = min(BOUNDS), max(BOUNDS)
-    m = mechanism(jobs, sparse, mix)
-    why = explain(m)
-    out = [_c001(), _c002()]
-    out.append(
-        check_number(
-            "C004-03",
-            {"vs Traditional": _per_sample(w, rnd, gain(w, A0, T)), "vs Naive": _per_sample(w, rnd, gain(w, A0, N))},
-            note="mean over random traces 1 and 2 × 5 bounds, per sample",
-            explain=f"{why['fallback']}. {why['mix']}. {why['table2']}.",
+    return per_sample(w, traces, gain(w, a, b))
+
+
+def _row(claim: str, change: str, default: Spread, variant: Spread) -> Sensitivity:
+    """A sensitivity row; ``claim`` may name the claim's label after a space ("C004-05 vs Naive"), which goes to the
+    change (the table's claim column is the id)."""
+    cid, _, label = claim.partition(" ")
+    what = f"{label}: {change}" if label else change
+    return Sensitivity(
+        cid, what, default.text("%"), variant.text("%"), f"{variant.mean - default.mean:+.1f} pp on the mean"
+    )
+
+
+def sensitivity(
+    grid: Grid, default: list[ClaimResult], other: list[ClaimResult], main: TReq = T_REQ, alt: TReq = OTHER_T_REQ
+) -> list[Sensitivity]:
+    """The sensitivity table: what the t_req reading, the arrival rate and the apps in the traces move (claims'
+    values as the claims compute them; the variants' on the same samples)."""
+    by_id = {r.id: r for r in default}
+    moved = {r.id: r for r in other}
+    rows = [
+        _row(f"{cid} {label}", f"t_req = {alt} instead of {main}", by_id[cid].spreads[label], moved[cid].spreads[label])
+        for cid, label in (
+            ("C004-03", "vs Traditional"),
+            ("C004-05", "vs Naive"),
+            ("C004-13", "threshold 0"),
+            ("C004-13", "threshold 20%"),
         )
-    )
-    out.append(
-        check_number(
-            "C004-04",
-            {
-                "vs Traditional": _per_sample(w, rnd, gain(w, A0, T), "max"),
-                "vs Naive": _per_sample(w, rnd, gain(w, A0, N), "max"),
-            },
-            note="max over random traces 1 and 2 × 5 bounds, per sample",
-            explain=f"{why['fallback']}. {why['mix']}. {why['table2']}.",
-        )
-    )
-    out.append(
-        check_number(
-            "C004-05",
-            {
-                "vs Naive": _per_sample(w, large, gain(w, A0, N)),
-                "vs Traditional": _per_sample(w, large, gain(w, A0, T)),
-            },
-            note="mean over the large trace's 5 bounds, per sample",
-            explain=f"{why['fallback']}. {why['mix']}. {why['table2']}.",
-        )
-    )
-    out.append(
-        check_number(
-            "C004-06",
-            _per_sample(w, large, gain(w, A10, T)),
-            note="mean over the large trace's 5 bounds, per sample",
-            explain=f"On the large trace Adaptive-10 waits {m['large_wait_a10']:.0f} s on average against "
-            f"Traditional's {m['large_wait_t']:.0f} s and runs {m['large_run_a10']:.0f} s against "
-            f"{m['large_run_t']:.0f} s: its gain is the wait it saves less the run time its fair share costs. "
-            f"{why['fallback']}",
-        )
-    )
-    per_bound = (
-        w.filter(pl.col("trace") == "large")
-        .group_by("bound")
-        .agg((pl.col(A0) / pl.col(T)).mean().alias("t"), (pl.col(A0) / pl.col(N)).mean().alias("n"))
-        .sort("bound")
-    )
-    cells = w.filter(pl.col("trace") == "large").select(((pl.col(A0) < pl.col(T)) & (pl.col(A0) < pl.col(N))).mean())
-    holds = bool((per_bound["t"] < 1.0).all() and (per_bound["n"] < 1.0).all())
-    text = "; ".join(f"{b:,.0f} W: A0/Trad {t:.3f}, A0/Naive {n:.3f}" for b, t, n in per_bound.iter_rows())
-    out.append(
-        check_order(
-            "C004-07",
-            holds,
-            text,
-            note=f"mean over samples per bound; A0 beats both in {100 * cells.item():.0f}% of the "
-            f"(sample, bound) cells",
-            explain=why["fallback"],
-        )
-    )
-    worse = -gain(w, A0, T)
-    out.append(
-        check_number(
-            "C004-08",
-            {
-                "average (worse)": _per_sample(w, small, worse),
-                "highest bound": _per_sample(w, small, worse, bounds=(high,)),
-            },
-            note="Adaptive-0 against Traditional on the small trace, % worse (negative: better)",
-            explain=f"On the small trace Adaptive-0's runs take {m['small_run_a0']:.0f} s on average against "
-            f"Traditional's {m['small_run_t']:.0f} s ({100 * (m['small_run_a0'] / m['small_run_t'] - 1):+.1f}%: the "
-            f"fair share's cost on the runs, without Turbo) and its waits {m['small_wait_a0']:.0f} s against "
-            f"{m['small_wait_t']:.0f} s: small jobs barely queue, so the runs decide the turnaround.",
-        )
-    )
-    ratio = w.group_by("trace").agg((pl.col(N) / pl.col(T)).mean().alias("r")).sort("trace")
-    overall = float(w.select((pl.col(N) / pl.col(T)).mean()).item())
-    out.append(
-        check_order(
-            "C004-09",
-            overall > 1.0,
-            f"Naive / Traditional mean turnaround {overall:.3f} over all traces and bounds ("
-            + ", ".join(f"{t} {r:.3f}" for t, r in ratio.iter_rows())
-            + ")",
-            note="mean over samples, traces and bounds",
-            explain=f"{why['naive']}. {why['table2']}.",
-        )
-    )
-    out.append(
-        check_number(
+        if cid in moved
+    ]
+    own_rate = f"arrival gaps scaled by the {main} reading's mean t_req instead of the mean packed time"
+    rows += [
+        _row("C004-05 vs Naive", own_rate, _gain(grid.jobs, LARGE, A0, N), _gain(grid.arrivals, LARGE, A0, N)),
+        _row("C004-10", own_rate, _gain(grid.jobs, LARGE, A0, AU), _gain(grid.arrivals, LARGE, A0, AU)),
+        _row(
             "C004-10",
-            _per_sample(w, large, gain(w, A0, AU)),
-            note="mean over the large trace's 5 bounds, per sample",
-            explain=f"{why['fallback']}. {why['unbounded']}. {why['table2']}.",
+            f"arrivals {SPARSE_ARRIVALS:g}× sparser ([AMBIG-4.5])",
+            _gain(grid.jobs, LARGE, A0, AU),
+            _gain(grid.sparse, LARGE, A0, AU),
+        ),
+    ]
+    flat = ", ".join(a.name for a in RMAP_CAB_APPS if not a.scalable)
+    for cid, traces in (("C004-05 vs Naive", LARGE), ("C004-03 vs Naive", RANDOM)):
+        rows.append(
+            _row(
+                cid,
+                f"traces of the non-scalable apps only ({flat})",
+                _gain(grid.jobs, traces, A0, N),
+                _gain(grid.mix, traces, A0, N),
+            )
         )
-    )
-    th = pl.concat_list(gain(w, A10, A0), gain(w, A20, A0), gain(w, A30, A0))
-    out.append(
-        check_number(
-            "C004-11",
-            {"average": _per_sample(w, large, th.list.mean()), "at most": _per_sample(w, large, th.list.max(), "max")},
-            note="thresholds 10/20/30% against 0% on the large trace, mean and max over bounds",
-            explain=f"Thresholds admit the fallback offers between 1× and 1.3× t_req that Adaptive-0 refuses "
-            f"({m['offer_le_13'] - m['offer_le_1']:.0f}% of the waiting jobs' best offers; Adaptive-20 starts "
-            f"{m['fallback_a20']:.1f}% of the jobs below their fair share against Adaptive-0's "
-            f"{m['fallback_a0']:.1f}%), and since waits are {m['share_wait_a0']:.0f}% of Adaptive-0's turnaround each "
-            f"such start gains more than in the paper. {why['fallback']}",
-        )
-    )
-    out.append(
-        check_number(
-            "C004-12",
-            {f"threshold {k}": _jobs_better(jobs, "large", low, p) for k, p in (("0", A0), ("10%", A10), ("20%", A20))},
-            note=f"large trace at {low:,.0f} W, of 30 jobs",
-            explain=why["fallback"],
-        )
-    )
-    out.append(
-        check_number(
-            "C004-13",
-            {
-                f"threshold {k}": _per_sample(w, large, gain(w, p, T), bounds=(low,))
-                for k, p in (("0", A0), ("10%", A10), ("20%", A20))
-            },
-            note=f"large trace at {low:,.0f} W (the paper's Table 4 quantity)",
-            explain=why["fallback"],
-        )
-    )
-    return out, m
+    return rows
 
 
 def results_table(jobs: pl.DataFrame) -> pl.DataFrame:
-    """One row per run: sample, seeds, trace, bound, policy, data source and its mean turnaround, wait and run,
-    ratios to Traditional and Naive, and the share of jobs started through power-aware backfilling."""
-    keys = ["sample", "data_seed", "trace_seed", "trace", "bound", "policy", "data", "default_data"]
+    """One row per run: sample, seeds, t_req reading, trace, bound, policy, data source and its mean turnaround,
+    wait and run, ratios to Traditional and Naive, and the share of jobs started through power-aware backfilling."""
+    keys = ["sample", "data_seed", "trace_seed", "t_req_reading", "trace", "bound", "policy", "data", "default_data"]
     stats = jobs.group_by(keys).agg(
         pl.col("turnaround").mean().alias("mean_turnaround"),
         pl.col("wait").mean().alias("mean_wait"),
@@ -387,70 +257,136 @@ def results_table(jobs: pl.DataFrame) -> pl.DataFrame:
         pl.col("alloc_power").mean().alias("mean_alloc_power"),
         (pl.col("started_by") == "power-aware").mean().alias("share_power_aware"),
     )
-    ratios = rmap_run_means(jobs).select("sample", "trace", "bound", "policy", "data", "vs_trad", "vs_naive")
-    return stats.join(ratios, on=["sample", "trace", "bound", "policy", "data"]).sort(keys)
+    parts = []
+    for reading in jobs["t_req_reading"].unique(maintain_order=True):
+        sub = jobs.filter(pl.col("t_req_reading") == reading)
+        ratios = rmap_run_means(sub).select("sample", "trace", "bound", "policy", "data", "vs_trad", "vs_naive")
+        parts.append(ratios.with_columns(pl.lit(reading).alias("t_req_reading")))
+    ratios = pl.concat(parts)
+    stats = stats.join(ratios, on=["sample", "t_req_reading", "trace", "bound", "policy", "data"])
+    return stats.sort(keys)
+
+
+def _per_seed(ctx: ReproduceContext, jobs: pl.DataFrame) -> dict[int, list[ClaimResult]]:
+    return per_seed_claims(ctx.seeds, lambda s: claims(_seed(jobs, s), seed_free=False), skip=SEED_FREE)
+
+
+def _moved(default: list[ClaimResult], other: list[ClaimResult]) -> list[str]:
+    """Claims whose value the t_req reading moves: the value or the measured text that decides it differs (an
+    order claim's value is only whether it holds)."""
+    before = {r.id: (r.value, r.ours_text) for r in default}
+    return [r.id for r in other if r.id not in SEED_FREE and (r.value, r.ours_text) != before.get(r.id)]
 
 
 def run(ctx: ReproduceContext) -> PaperRun:
     """Paper 004's experiment and claims (see the module docstring)."""
     t0 = time.perf_counter()
-    samples = _samples(ctx)
+    main, alt = readings(ctx)
+    todo = samples(ctx)
     ctx.step(
-        f"RMAP grid: {len(samples)} samples × 4 traces × {len(BOUNDS)} bounds × 7 policies (+ 3 with the "
-        "other data source)"
+        f"RMAP grid: {len(todo)} samples × 4 traces × {len(BOUNDS)} bounds × 7 policies (+ 3 with the other data "
+        f"source), t_req = {main} and {alt}, and the sensitivity runs"
     )
-    jobs, sparse, mix = run_grid(ctx)
+    grid = run_grid(ctx, main, alt)
     seconds = time.perf_counter() - t0
     ctx.step("claims and figures")
-    results, m = claims(jobs, sparse, mix)
+    m, m_other = policy_figures(grid.jobs), policy_figures(grid.other)
+    d = data_figures(ctx.seeds)
+    s = sensitivity_figures(grid.sparse, grid.mix)
+    refs = {"fallback": "M1", "data": "M2", "mix": "M3"}
+    results = claims(grid.jobs, Why(m, refs))
+    per_seed = _per_seed(ctx, grid.jobs)
+    other_all = claims(grid.other, Why(m_other, {"fallback": "P1", "data": "M2"}), seed_free=False)
+    moved = _moved(results, other_all)
+    other = [r for r in other_all if r.id in moved]
+    other_seed = {seed: [r for r in rs if r.id in moved] for seed, rs in _per_seed(ctx, grid.other).items()}
+    alternative = Alternative(
+        f"t_req = {alt}",
+        f"t_req is {READINGS[alt]}, rounded up to 10 s ([AMBIG-4.2], option t_req = {alt}); the same samples, "
+        f"jobs, arrivals, data and policies as the default (t_req = {main}).",
+        other,
+        other_seed,
+    )
     fig_dir = ctx.out / "figures"
-    figures = write_rmap_figures(jobs, fig_dir)
-    first = samples[0][1]
-    oracle = rmap_cab_details(first)
-    _, errors = fit_config_model(oracle, 0.1, seed=first)
+    figures = write_rmap_figures(grid.jobs, fig_dir)
+    first = todo[0][1]
+    _, errors = fit_config_model(rmap_cab_details(first), 0.1, seed=first)
     figures += write_model_figures(errors, fig_dir)
     figures += write_calibration_figure(fig_dir)
-    trad14 = jobs.filter(
+    t4: dict[str, dict[str, Spread]] = {main: table4(grid.jobs), alt: table4(grid.other)}
+    figures += write_table4_figure(t4, fig_dir)
+    trad14 = grid.jobs.filter(
         (pl.col("trace") == "random2")
         & (pl.col("bound") == max(BOUNDS))
         & (pl.col("policy") == T)
         & pl.col("default_data")
     )
     no_wait = trad14.group_by("sample").agg((pl.col("wait") <= 1e-9).sum().alias("v"))["v"]
-    table = calibration_table(DEFAULT_CAB_DATA, seed=first)
+    mix_w = wide(grid.mix)
+    mix_gains = {
+        f"{key}_{b}": float(mix_w.filter(pl.col("trace").is_in(tr)).select(gain(mix_w, A0, pol).mean()).item())
+        for key, tr in (("large", LARGE), ("random", RANDOM))
+        for b, pol in (("n", N), ("t", T))
+    }
+    t_req_mean = {
+        reading: Spread.of(
+            frame.filter((pl.col("policy") == T) & pl.col("default_data"))
+            .group_by("sample")
+            .agg(pl.col("t_req").mean())
+            .sort("sample")["t_req"],
+            "samples",
+        )
+        for reading, frame in ((main, grid.jobs), (alt, grid.other))
+    }
+    seeds = ", ".join(str(x) for x in ctx.seeds)
     notes = [
         f"No Cab measurements are public: the configuration data are the '{DEFAULT_CAB_DATA}' stand-in of "
         "studies/rmap/data.py (docs/rmap.md), one draw per data seed; the paper ran each trace once on measured data.",
-        f"The Cab data against the paper's published measurements ({int(table['agrees'].sum())} of {table.height} "
-        "agree): "
-        + "; ".join(
-            f"{r['target']}: {r['ours']:.1f} {r['unit']} (paper {r['paper_text']}; rule {r['rule']}"
-            f"{'' if r['agrees'] else ': misses'})"
-            for r in table.iter_rows(named=True)
-        )
+        f"t_req ([AMBIG-4.2]): {main} by default ({READINGS[main]}); the claims the reading moves are also shown "
+        f"under the alternative 't_req = {alt}' ({READINGS[alt]}). Mean t_req over a trace's jobs: "
+        f"{t_req_mean[main].text('s', 0)} ({main}) against {t_req_mean[alt].text('s', 0)} ({alt}). Both readings' "
+        "traces have the same jobs and "
+        "arrivals (the gaps scale with the mean packed time, [AMBIG-4.5]); the sensitivity table shows what scaling "
+        "them with the default reading's mean t_req would move.",
+        f"The Cab data against the paper's published measurements, on the run's data seeds {seeds}: "
+        + "; ".join(calibration_rows(d["calibration"]))
         + ".",
         f"Arrival-rate check ([AMBIG-4.5]): on random trace 2 at {max(BOUNDS):,.0f} W, "
         f"{Spread.of(no_wait, 'samples').text('', 1)} of 30 jobs start without waiting under Traditional (the paper, "
         "§7.4: 14 of 30).",
-        f"Power-aware backfilling on the large trace: Adaptive-0 starts {m['fallback_a0']:.1f}% of its jobs below "
-        f"its fair share, Adaptive-20 {m['fallback_a20']:.1f}%, unbounded {m['fallback_au']:.1f}%.",
-        f"Sensitivity (large trace, arrivals {SPARSE_ARRIVALS:g}× sparser): Adaptive-0 against unbounded "
-        f"{m['sparse_a0_vs_au']:+.1f}% (default arrivals: see C004-10).",
-        f"Sensitivity (traces of the non-scalable apps only): Adaptive-0 against Naive {m['mix_large_a0_vs_n']:+.1f}% "
-        f"(large), {m['mix_random_a0_vs_n']:+.1f}% (random); against Traditional {m['mix_large_a0_vs_t']:+.1f}% / "
-        f"{m['mix_random_a0_vs_t']:+.1f}%; against unbounded {m['mix_large_a0_vs_au']:+.1f}% (large).",
-        f"Simulation time {seconds:.1f} s for {len(samples)} samples.",
+        f"[M1] Why Adaptive-0 stays close to Naive (t_req = {main}): " + fallback_note(m, main),
+        f"[P1] The same under t_req = {alt}: " + fallback_note(m_other, alt),
+        "[M2] The data: " + data_note(d),
+        "[M3] The non-scalable apps: " + mix_note(s, mix_gains),
+        table4_note(t4),
+        f"Simulation time {seconds:.1f} s for {len(todo)} samples (both t_req readings and the sensitivity runs).",
     ]
     settings = {
         "setting": "quick" if ctx.quick else "full",
         "Cab data": DEFAULT_CAB_DATA,
-        "seeds (Cab data, model sample)": ", ".join(str(s) for s in ctx.seeds),
-        "trace replicates per seed": 1 if ctx.quick else FULL_REPLICATES,
-        "samples": len(samples),
+        "seeds (Cab data, model sample)": seeds,
+        "trace replicates per seed": QUICK_REPLICATES if ctx.quick else FULL_REPLICATES,
+        "samples": len(todo),
         "traces": "small, large, random1, random2 (30 jobs each)",
+        "t_req": f"{main} (alternative: {alt})",
         "global bounds (W)": ", ".join(f"{b:,.0f}" for b in BOUNDS),
         "policies": "Traditional, Naive (oracle data); Adaptive 0/10/20/30%/unbounded (model data)",
-        "arrivals": "Poisson, mean gap = mean t_req (sensitivity: × " + f"{SPARSE_ARRIVALS:g})",
+        "arrivals": "Poisson, mean gap = the jobs' mean packed time (sensitivity: × " + f"{SPARSE_ARRIVALS:g})",
         "simulation seconds": round(seconds, 1),
     }
-    return PaperRun(results=results_table(jobs), claims=results, figures=figures, settings=settings, notes=notes)
+    both = pl.concat(
+        [
+            grid.jobs.with_columns(pl.lit(main).alias("t_req_reading")),
+            grid.other.with_columns(pl.lit(alt).alias("t_req_reading")),
+        ]
+    )
+    return PaperRun(
+        results=results_table(both),
+        claims=results,
+        figures=figures,
+        settings=settings,
+        notes=notes,
+        per_seed=per_seed,
+        alternatives=[alternative],
+        sensitivity=sensitivity(grid, results, other, main, alt),
+    )

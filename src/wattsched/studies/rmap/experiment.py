@@ -18,6 +18,7 @@ bounds = [6500, 8000, 10000, 12000, 14000]
 seed = 0                  # the traces, the synthetic Cab data and the model's sample
 sample_share = 0.1        # share of each app's points the model trains on
 cab_data = "calibrated"   # or "synthetic-v1"; or details = "measured.parquet"
+t_req = "random-config"   # or "packed" ([AMBIG-4.2], studies/rmap/traces.py)
 ```
 """
 
@@ -40,7 +41,13 @@ from wattsched.studies.rmap.engine import simulate_rmap
 from wattsched.studies.rmap.machine import CAB_DATA, DEFAULT_CAB_DATA, JobDetails, fit_config_model, rmap_cab_details
 from wattsched.studies.rmap.policies import parse_rmap_policy
 from wattsched.studies.rmap.results import rmap_summary
-from wattsched.studies.rmap.traces import TRACES, generate_rmap_trace
+from wattsched.studies.rmap.traces import (
+    DEFAULT_T_REQ,
+    TRACES,
+    ArrivalReference,
+    TReq,
+    generate_rmap_trace,
+)
 
 BOUNDS = (6500.0, 8000.0, 10000.0, 12000.0, 14000.0)
 POLICIES = (
@@ -101,13 +108,25 @@ def run_rmap_grid(
     overestimate: float = 0.0,
     arrival_scale: float = 1.0,
     other_sources: bool = True,
+    t_req: TReq = DEFAULT_T_REQ,
+    arrival_reference: ArrivalReference = "packed",
 ) -> tuple[pl.DataFrame, pl.DataFrame, float]:
     """``(jobs, decisions, seconds)`` of every (trace, bound) cell (:func:`run_rmap_cell`), in memory. ``seed``
-    draws the traces; ``arrival_scale`` makes them sparser ([AMBIG-4.5])."""
+    draws the traces; ``arrival_scale`` makes them sparser ([AMBIG-4.5]); ``t_req`` is the reading of the
+    requested time and ``arrival_reference`` the mean the arrival gaps scale ([AMBIG-4.2],
+    :func:`~wattsched.studies.rmap.traces.generate_rmap_trace`)."""
     t0 = time.perf_counter()
     jobs, decisions = [], []
     for trace in traces:
-        workload = generate_rmap_trace(oracle, trace, seed=seed, overestimate=overestimate, arrival_scale=arrival_scale)
+        workload = generate_rmap_trace(
+            oracle,
+            trace,
+            seed=seed,
+            overestimate=overestimate,
+            arrival_scale=arrival_scale,
+            t_req=t_req,
+            arrival_reference=arrival_reference,
+        )
         for bound in bounds:
             j, d = run_rmap_cell(oracle, model, workload, trace, bound, policies=policies, other_sources=other_sources)
             jobs.append(j)
@@ -119,7 +138,8 @@ class RMAPSpec(StrictModel):
     """Paper 004's grid as a campaign; see the module docstring. ``details`` (a measured job details table,
     ``.parquet`` or ``.csv``) replaces the synthetic Cab data; ``arrival_scale`` is the mean inter-arrival time
     over the mean requested time ([AMBIG-4.5]; larger is sparser); users overestimate their requested time by up
-    to ``overestimate``."""
+    to ``overestimate``; ``t_req`` is the reading of the requested time ([AMBIG-4.2]: ``random-config`` or
+    ``packed``)."""
 
     kind: Literal["rmap"]
     name: str = Field(default="rmap", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -133,6 +153,7 @@ class RMAPSpec(StrictModel):
     arrival_scale: float = Field(default=1.0, gt=0)
     details: str | None = None
     cab_data: str = DEFAULT_CAB_DATA
+    t_req: TReq = DEFAULT_T_REQ
 
     @field_validator("traces")
     @classmethod
@@ -176,10 +197,17 @@ def _planned_details(planned: tuple[tuple[str, int, int], ...]) -> tuple[JobDeta
 
 @lru_cache(maxsize=32)
 def _trace(
-    planned: tuple[tuple[str, int, int], ...], trace: str, seed: int, overestimate: float, arrival_scale: float
+    planned: tuple[tuple[str, int, int], ...],
+    trace: str,
+    seed: int,
+    overestimate: float,
+    arrival_scale: float,
+    t_req: TReq = DEFAULT_T_REQ,
 ) -> pl.DataFrame:
     oracle, _ = _planned_details(planned)
-    return generate_rmap_trace(oracle, trace, seed=seed, overestimate=overestimate, arrival_scale=arrival_scale)
+    return generate_rmap_trace(
+        oracle, trace, seed=seed, overestimate=overestimate, arrival_scale=arrival_scale, t_req=t_req
+    )
 
 
 def execute_rmap_run(run: Run, out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +218,7 @@ def execute_rmap_run(run: Run, out_dir: str, spec_data: dict[str, Any]) -> dict[
     out = Path(out_dir)
     planned = _planned_files(out)
     oracle, model = _planned_details(planned)
-    workload = _trace(planned, run["trace"], spec.seed, spec.overestimate, spec.arrival_scale)
+    workload = _trace(planned, run["trace"], spec.seed, spec.overestimate, spec.arrival_scale, spec.t_req)
     jobs, decisions = run_rmap_cell(
         oracle,
         model,
