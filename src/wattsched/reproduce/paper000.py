@@ -43,6 +43,8 @@ from wattsched.core.executors import map_tasks
 from wattsched.core.store import MANIFEST, write_manifest
 from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.reproduce.paper000_claims import compute_claims
+from wattsched.reproduce.paper000_figures import draw_predictor_figures
+from wattsched.reproduce.paper000_sensitivity import sensitivity, wanted
 from wattsched.reproduce.runner import PaperRun, ReproduceContext
 
 #: The 11 estimators of §6.4: naive (own source) + 5 checks × {real, predicted}.
@@ -64,6 +66,8 @@ PRESTATE = "requeue"
 #: keeps 719,880 W (the dynamic range) with the same estimator afterwards. "none" is the paper's text, and it is
 #: what reproduces the paper's turnaround increases (docs/reproduce-000.md, "post-window cap").
 POST_WINDOW_CAP = "none"
+#: The paper's own options (``wattsched reproduce 000 --set NAME=VALUE`` where the CLI has ``--set``).
+OPTIONS = {"sensitivity": "on (default) or off: the variant campaigns of the report's sensitivity table (one seed)"}
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,7 @@ def windows_of(setting: Setting, seed: int) -> list[Any]:
     wl = spec.workloads[0]
     read = load_workload_spec(wl, seed)
     w = wl.windows
+    assert w is not None  # campaign_data always cuts windows
     return [window for _, window in cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate))]
 
 
@@ -267,17 +272,25 @@ class _Progress:
 
 
 def run(ctx: ReproduceContext) -> PaperRun:
-    """Run both campaigns, draw Figs. 3–7, compute every claim C000-01…28."""
+    """Run both campaigns, compute every claim C000-01…28 pooled and per seed, the sensitivity table, and draw
+    Figs. 2–7."""
     setting = QUICK if ctx.quick else FULL
     t0 = time.perf_counter()
     results, specs = run_experiments(ctx, setting)
     run_seconds = time.perf_counter() - t0
-    ctx.step("computing the claims (predictor accuracy on the synthetic stand-in included)")
+    ctx.step("computing the claims, pooled and per seed (predictor accuracy on the synthetic stand-in included)")
     full_specs = {e: parse_spec(campaign_data(FULL, ctx.seeds, e)) for e in ("estimators", "policies")}
-    claims, notes = compute_claims(results, ctx, setting, specs, full_specs, partial(grid_size))
+    computed = compute_claims(results, ctx, setting, specs, full_specs, partial(grid_size))
+    notes = computed.notes
+    t1 = time.perf_counter()
+    rows, sens_notes = sensitivity(ctx, setting, results, specs["policies"].grid.policies, campaign_data)
+    notes += sens_notes
+    sens_seconds = time.perf_counter() - t1
     ctx.step("drawing the figures")
     figures = draw_figures(results, ctx.out)
-    prestate = specs["estimators"].workloads[0].windows.prestate
+    figures += draw_predictor_figures(computed.predictions, computed.user_mae, ctx.out / "figures")
+    windows = specs["estimators"].workloads[0].windows
+    prestate = windows.prestate if windows is not None else None
     settings = {
         "workload": f"Marconi100-like generator, {setting.jobs:,} jobs per seed",
         "windows": f"{setting.windows} × 24 h per seed, prestate = {prestate}",
@@ -288,6 +301,9 @@ def run(ctx: ReproduceContext) -> PaperRun:
         "runs": f"{results.height:,} ({(results['kind'] == 'run').sum():,} capped, "
         f"{(results['kind'] == 'baseline').sum():,} baselines) in {run_seconds:.0f} s on {ctx.workers} "
         "worker(s)",
+        "sensitivity": f"{len(rows)} rows in {sens_seconds:.0f} s (variant campaigns: "
+        + ("on" if wanted(ctx) else "off")
+        + ")",
         "rerun": "wattsched campaign run campaign.toml --output DIR (and campaign-policies.toml)",
     }
     if prestate is True:
@@ -295,7 +311,15 @@ def run(ctx: ReproduceContext) -> PaperRun:
             'This campaign spec has no `prestate = "requeue"`; the windows were cut with prestarted jobs '
             "(see the issue 14 notes): the trespass claims are not the paper's construction."
         )
-    return PaperRun(results=_flat(results), claims=claims, figures=figures, settings=settings, notes=notes)
+    return PaperRun(
+        results=_flat(results),
+        claims=computed.claims,
+        figures=figures,
+        settings=settings,
+        notes=notes,
+        per_seed=computed.per_seed,
+        sensitivity=rows,
+    )
 
 
 def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
