@@ -3,11 +3,14 @@ back, and the facts of our implementation that do not depend on the run's size."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
 
 from conftest import require_data
+from wattsched.core.store import MANIFEST
 from wattsched.reproduce import paper001
 from wattsched.reproduce.claims import catalogue
 from wattsched.reproduce.report import read_claims
@@ -54,7 +57,20 @@ def test_quick_reproduction_on_one_seed(tmp_path, monkeypatch) -> None:
     # the MAEs over the 5,930 jobs are facts of the data and the cascade (trace protocol), whatever the sample
     assert by_id["C001-01"].ours.value == pytest.approx(44.14, abs=0.01)
     assert by_id["C001-02"].ours.value == pytest.approx(75.08, abs=0.01)
-    assert (by_id["C001-01"].verdict, by_id["C001-02"].verdict) == ("holds", "differs")
+    # a 5-day sample with masked users and names stands in for the paper's 10 months: never judged
+    for cid in ("C001-01", "C001-02"):
+        assert by_id[cid].verdict == "not checkable" and by_id[cid].ours.stand_in
+        assert by_id[cid].ours.text.startswith("stand-in: ") and "not public" in by_id[cid].note
+    # the default reads the per-queue expected waits of the data's system_queues
+    spec = json.loads((tmp_path / "campaign" / MANIFEST).read_text())["spec"]
+    assert spec["ewt"] == "queues-file" and spec["config_dir"].endswith("system_configs")
+    assert "system_queues" in result.run.settings["expected wait per queue (PRB, CPH)"]
+    # every seed-dependent claim is computed on the seed alone; the MAE claims are not
+    assert list(result.run.per_seed) == [5]
+    seeded = {r.id for r in result.run.per_seed[5]}
+    assert seeded == {c.id for c in catalogue("001")} - {"C001-01", "C001-02", "C001-03"}
+    assert [s.seed for s in by_id["C001-04"].per_seed] == [5]
+    assert not by_id["C001-01"].per_seed
     runs = result.run.results
     assert runs.height == 3 * 5 * 3
     assert set(runs["dispatcher"]) == set(paper001.DISPATCHERS) and set(runs["estimate"]) == set(paper001.ESTIMATES)
@@ -62,9 +78,80 @@ def test_quick_reproduction_on_one_seed(tmp_path, monkeypatch) -> None:
     assert runs.group_by("instance").agg(pl.col("moved").n_unique().alias("k"))["k"].max() == 1
     jobs = pl.concat([pl.read_parquet(p) for p in (tmp_path / "campaign" / "results").glob("*.jobs.parquet")])
     assert (jobs["slowdown"] >= 1).all() and np.isfinite(jobs["slowdown"].to_numpy()).all()
-    for name in ("fig2_prediction_error", "fig3_slowdown", "fig4_slowdown_classes", "fig5_queue_length"):
+    for name in (
+        "fig1_job_durations",
+        "fig2_prediction_error",
+        "fig3_slowdown",
+        "fig4_slowdown_classes",
+        "fig5_queue_length",
+    ):
         assert (tmp_path / f"{name}.png").stat().st_size > 10_000
     assert (tmp_path / "REPORT.md").read_text().count("C001-") >= 13
+    assert result.run.figures[0].name == "fig1_job_durations.png" and (tmp_path / "fig1_job_durations.svg").exists()
+
+
+def test_options_reach_the_campaign_and_unknown_ones_are_refused(tmp_path, monkeypatch) -> None:
+    from wattsched.reproduce import reproduce
+
+    data = require_data("eurora")
+    with pytest.raises(ReproduceError, match="no option bogus"):
+        reproduce("001", tmp_path, quick=True, seeds=(0,), data_dir=data.parent, options={"bogus": "1"})
+    seen: dict[str, object] = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_campaign(ctx, files, cph, history, ewt, configs):  # type: ignore[no-untyped-def]
+        seen.update(cph=cph, ewt=ewt, configs=configs)
+        raise Stop
+
+    monkeypatch.setattr(paper001, "run_campaign", fake_campaign)
+    monkeypatch.setattr(paper001, "prediction_error", lambda base: (None, None))
+    with pytest.raises(Stop):
+        reproduce("001", tmp_path, quick=True, seeds=(0,), data_dir=data.parent)
+    assert seen["ewt"] == "queues-file" and seen["cph"] == {"deterministic_time": 0.02}
+    with pytest.raises(Stop):
+        reproduce(
+            "001", tmp_path, quick=True, seeds=(0,), data_dir=data.parent, options={"ewt": "constant", "cph": "wall=1"}
+        )
+    assert seen["ewt"] == "constant" and seen["cph"] == {"time_limit_s": 1.0}
+    with pytest.raises(ReproduceError, match="ewt must be"):
+        paper001.ewt_choice("per-user")
+
+
+def test_prb_bursts_split_the_change_between_jobs_that_arrived_together_and_the_others() -> None:
+    from wattsched.reproduce.paper001_claims import prb_bursts
+
+    # instance "i": jobs 1 and 2 arrive together in queue q (a burst), job 3 alone; each waits in some combination
+    rows = []
+    for e, sd in (("walltime", (3.0, 2.0, 4.0)), ("real", (1.0, 2.0, 3.0))):
+        for j, (t, s) in enumerate(zip((0, 0, 5), sd, strict=True), start=1):
+            rows.append(
+                {
+                    "instance": "i",
+                    "dispatcher": "prb",
+                    "estimate": e,
+                    "job_id": j,
+                    "queue": "q",
+                    "submit_time": float(t),
+                    "wait": 1.0,
+                    "slowdown": s,
+                }
+            )
+    got = prb_bursts(pl.DataFrame(rows))
+    assert got["moved"] == 3 and got["share"] == pytest.approx(2 / 3)
+    assert got["delta"] == pytest.approx(-3.0) and got["burst_part"] == pytest.approx(2 / 3)
+
+
+def test_a_seed_table_keeps_only_its_sample() -> None:
+    from wattsched.reproduce.paper001_claims import Table
+
+    runs = pl.DataFrame({"instance": ["a", "b", "c"], "slowdown": [1.0, 2.0, 3.0]})
+    jobs = pl.DataFrame({"instance": ["a", "b", "c", "c"], "job_id": [1, 2, 3, 4]})
+    table = Table(runs, {0: ["a", "b"], 1: ["c"]}, True, jobs)
+    one = table.seed(1)
+    assert one.samples == {1: ["c"]} and one.runs["instance"].to_list() == ["c"]
+    assert one.jobs is not None and one.jobs.height == 2
 
 
 def test_predicates_follow_the_stated_criteria() -> None:

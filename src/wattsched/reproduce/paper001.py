@@ -12,16 +12,26 @@ on the Eurora instances of the shared data (``eurora/historical_traces``: 206 in
   seed; the spread of every value is over these seeded samples.
 - **full** (default): all 206 instances; the spread is over instances (the seeds do not change the instances).
 
-CPH's CP stage has a budget per solve: a CP-SAT deterministic-time limit (default ``DEFAULT_CPH``, reproducible) or
-the paper's wall-clock 1 s (the greedy plan is CP-SAT's checked first solution). ``$WATTSCHED_P001_CPH`` selects it:
-``det=0.02`` or ``wall=1`` (the paper's setting, hours for the full run; see docs/dispatch.md).
+Options (``wattsched reproduce 001 --set NAME=VALUE``, :data:`OPTIONS`; docs/decisions.md):
+
+- ``ewt``: the expected waiting time per queue that PRB and CPH rank by ([AMBIG-1.5]). ``queues-file`` (default):
+  the per-queue waits of the shared ``system_configs/system_queues`` (the authors' own simulator's table; the
+  traces' queue ``R``, which the table lacks, gets 1,800 s); ``constant``: 1,800 s for every queue.
+- ``cph``: CPH's budget per CP solve. ``det=X``, a CP-SAT deterministic-time limit (default ``DEFAULT_CPH``,
+  reproducible; ``bench/cph_budget.py`` measures which X matches 1 s), or ``wall=X`` wall-clock seconds (the
+  paper's ``wall=1``; the greedy plan is CP-SAT's checked first solution). ``$WATTSCHED_P001_CPH`` still sets it
+  when ``--set cph`` is not given.
 
 Metrics (the paper's §5): slowdown ``(wait + p)/p`` (p floored at 1 s; the Eurora jobs last ≥ 11 s, so the floor
 never binds) over the jobs that waited in at least one combination of their instance (the paper removes those
 "dispatched immediately as they arrive"); mean per instance, then mean over the instances that have such jobs.
 Queue length: per instance, the mean number of queued jobs over the seconds where some combination has a queue;
-then the mean over instances. C001-01/02 are the MAE of the rules (trace protocol) and of the walltime over the
-5,930 distinct jobs, a 5-day stand-in for the paper's 372,321 jobs.
+then the mean over instances. C001-01/02 are not checkable: the MAE of the rules (trace protocol) and of the
+walltime over the 5,930 distinct jobs is shown as a stand-in for the paper's 372,321 jobs with their names.
+
+Seeds: in the quick setting every claim is also computed on each seed's sample alone (``PaperRun.per_seed``, the
+seed rule of ``claims.judge_seeds``); in the full setting the seeds do not change the instances, so there is no
+per-seed verdict and the spread is over instances.
 
 Criteria of the order claims (docs/decisions.md): "unchanged" (C001-07, LJF "does not benefit" in C001-13) is a
 relative change of at most ``UNCHANGED`` (10%); "comparable" (C001-10) is within ``COMPARABLE`` (25%, the claims'
@@ -54,9 +64,10 @@ from wattsched.reproduce.paper001_claims import (
     label,
     predicates,
 )
-from wattsched.reproduce.runner import PaperRun, ReproduceContext, ReproduceError
+from wattsched.reproduce.runner import PaperRun, ReproduceContext, ReproduceError, per_seed_claims
+from wattsched.studies.multires.eurora import read_queue_config
 from wattsched.studies.multires.experiment import DispatchSpec
-from wattsched.studies.multires.figures import plot_figures
+from wattsched.studies.multires.figures import plot_durations, plot_figures
 from wattsched.studies.multires.results import instance_metrics, load_dispatch_jobs, queue_distributions
 from wattsched.workload.eurora import read_eurora
 
@@ -65,14 +76,34 @@ __all__ = ["COMPARABLE", "DISPATCHERS", "ESTIMATES", "UNCHANGED", "predicates", 
 SIZE_CLASSES = (50, 100, 200, 400, 600, 800, 1000)
 #: Instances drawn per size class and seed in the quick setting.
 QUICK_PER_CLASS = 1
-#: CPH's budget per CP solve unless ``$WATTSCHED_P001_CPH`` says otherwise: CP-SAT deterministic time.
+#: CPH's budget per CP solve unless ``--set cph=…`` or ``$WATTSCHED_P001_CPH`` says otherwise: CP-SAT
+#: deterministic time (docs/decisions.md, "CPH's budget": the measurement of bench/cph_budget.py).
 DEFAULT_CPH = "det=0.02"
 CPH_ENV = "WATTSCHED_P001_CPH"
+#: Expected waiting times per queue unless ``--set ewt=…`` says otherwise ([AMBIG-1.5], docs/decisions.md).
+DEFAULT_EWT = "queues-file"
+EWT_CHOICES = ("queues-file", "constant")
+#: The options of ``wattsched reproduce 001 --set NAME=VALUE`` (checked by the runner).
+OPTIONS = {
+    "ewt": f"expected wait per queue for PRB and CPH: queues-file (system_queues) or constant (1,800 s); "
+    f"default {DEFAULT_EWT}",
+    "cph": f"CPH's budget per CP solve: det=X (CP-SAT deterministic time) or wall=X (seconds; the paper's wall=1); "
+    f"default {DEFAULT_CPH}",
+}
+
+
+def ewt_choice(text: str | None = None) -> str:
+    """The ``ewt`` option: ``queues-file`` (default) or ``constant``."""
+    choice = (text or DEFAULT_EWT).strip()
+    if choice not in EWT_CHOICES:
+        raise ReproduceError(f"ewt must be one of {', '.join(EWT_CHOICES)}, got {choice!r}")
+    return choice
 
 
 def cph_budget(text: str | None = None) -> dict[str, Any]:
     """The ``[cph]`` campaign fields of a budget text: ``det=X`` (deterministic time X per solve) or ``wall=X``
-    (wall-clock X s, the greedy plan as CP-SAT's first solution: the paper's setting with X = 1)."""
+    (wall-clock X s, the greedy plan as CP-SAT's first solution: the paper's setting with X = 1). None: the
+    environment's ``$WATTSCHED_P001_CPH``, else :data:`DEFAULT_CPH`."""
     text = (text if text is not None else os.environ.get(CPH_ENV, DEFAULT_CPH)).strip()
     kind, _, value = text.partition("=")
     try:
@@ -80,7 +111,7 @@ def cph_budget(text: str | None = None) -> dict[str, Any]:
     except ValueError:
         x = -1.0
     if kind not in ("det", "wall") or x <= 0:
-        raise ReproduceError(f"${CPH_ENV} must be det=SECONDS or wall=SECONDS (e.g. det=0.02, wall=1), got {text!r}")
+        raise ReproduceError(f"cph must be det=SECONDS or wall=SECONDS (e.g. det=0.02, wall=1), got {text!r}")
     return {"deterministic_time": x} if kind == "det" else {"time_limit_s": x}
 
 
@@ -113,6 +144,7 @@ def prediction_error(base: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     truth = jobs["runtime"].cast(pl.Float64)
     errors = pl.DataFrame(
         {
+            "runtime": truth,
             "rules": (pred["pred_runtime"] - truth).abs(),
             "walltime": (jobs["walltime"] - truth).abs(),
             "under": pred["pred_runtime"] < truth,
@@ -127,21 +159,19 @@ def prediction_error(base: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         "users": jobs["user_id"].n_unique(),
         "names": jobs["name"].n_unique(),
         "max_runtime_h": float(p.max() / 3600),
-        "max_walltime_h": float(jobs["walltime"].max() / 3600),
+        "max_walltime_h": float(jobs["walltime"].to_numpy().max() / 3600),
         "share_short": float((p < 3600).mean()),
         "share_medium": float(((p >= 3600) & (p <= 43_200)).mean()),
         "share_long": float((p > 43_200).mean()),
+        "cpu_short": float(cpu[p < 3600].sum() / cpu.sum()),
         "cpu_medium": float(cpu[(p >= 3600) & (p <= 43_200)].sum() / cpu.sum()),
-        "rule1": float((pred["pred_runtime_rule"] == 1).mean()),
-        "under": float(errors["under"].mean()),
+        "cpu_long": float(cpu[p > 43_200].sum() / cpu.sum()),
+        "rule1": float((pred["pred_runtime_rule"] == 1).to_numpy().mean()),
+        "under": float(errors["under"].to_numpy().mean()),
         "wall_over_runtime": float(np.median(jobs["walltime"].to_numpy() / np.maximum(p, 1.0))),
         # SJF and LJF use only the order of the estimates: how well each estimate ranks the true durations
         "rank_w": _spearman(jobs["walltime"], truth),
         "rank_d": _spearman(pred["pred_runtime"], truth),
-        # PRB's estimate only breaks ties of its urgency (the waiting time): jobs that arrive together
-        "burst": float(
-            jobs.group_by("submit_time").agg(pl.len().alias("k")).filter(pl.col("k") >= 2)["k"].sum() / jobs.height
-        ),
     }
     return errors, facts
 
@@ -152,13 +182,18 @@ def _spearman(a: pl.Series, b: pl.Series) -> float:
     return float(frame.select(pl.corr("a", "b", method="spearman")).item())
 
 
-def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], history: Path) -> Path:
+def run_campaign(
+    ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], history: Path, ewt: str, configs: Path
+) -> Path:
     """Run (or resume) the dispatch campaign of ``files`` under ``ctx.out/campaign``; the rules predictor of each
-    instance starts from the jobs of ``history`` that ended before the instance's first submission."""
+    instance starts from the jobs of ``history`` that ended before the instance's first submission; the machine
+    and its queues' expected waits (per ``ewt``) are read from the data's ``system_configs`` (``configs``)."""
     spec = DispatchSpec(
         kind="dispatch",
         name="p001",
         instances=[str(f) for f in files],
+        config_dir=str(configs),
+        ewt=ewt,
         dispatchers=list(DISPATCHERS),
         estimates=list(ESTIMATES),
         cph=cph,
@@ -190,8 +225,10 @@ def run_campaign(ctx: ReproduceContext, files: list[Path], cph: dict[str, Any], 
 def run(ctx: ReproduceContext) -> PaperRun:
     """The paper's experiment (see the module docstring)."""
     base = ctx.data("eurora/historical_traces", "the Eurora instances")
+    configs = ctx.data("eurora/system_configs", "Eurora's node and queue tables")
     classes = instance_classes(base)
-    cph = cph_budget()
+    cph = cph_budget(ctx.options.get("cph"))
+    ewt = ewt_choice(ctx.options.get("ewt"))
     if ctx.quick:
         samples_files = {s: sample_instances(classes, s, QUICK_PER_CLASS) for s in ctx.seeds}
     else:
@@ -200,23 +237,37 @@ def run(ctx: ReproduceContext) -> PaperRun:
     files = sorted({f for fs in samples_files.values() for f in fs})
     ctx.step("prediction error of the rules and of the walltime over every distinct job")
     errors, facts = prediction_error(base)
-    out = run_campaign(ctx, files, cph, base)
+    out = run_campaign(ctx, files, cph, base, ewt, configs)
     ctx.step("metrics per instance (moved jobs, slowdown, queue length)")
     runs = instance_metrics(out)
     size = {f.stem: int(f.parent.name) for f in files}
     runs = runs.with_columns(pl.col("instance").replace_strict(size, return_dtype=pl.Int64).alias("size_class"))
     runs = runs.with_columns(pl.when(pl.col("queue_s") > 0).then(pl.col("queue")).alias("queue"))
-    table = Table(runs, {s: [f.stem for f in fs] for s, fs in samples_files.items()}, ctx.quick)
-    ctx.step("figures")
     jobs = load_dispatch_jobs(out)
+    samples = {s: [f.stem for f in fs] for s, fs in samples_files.items()}
+    table = Table(runs, samples, ctx.quick, jobs)
+    ctx.step("figures")
     figures = [p for p in plot_figures(jobs, queue_distributions(out), errors, ctx.out) if p.suffix == ".png"]
+    figures.insert(0, plot_durations(errors, facts, ctx.out))
     results = claims(table, errors, facts)
+    per_seed = {}
+    if ctx.quick:
+        per_seed = per_seed_claims(
+            ctx.seeds, lambda seed: claims(table.seed(seed), errors, facts), skip=("C001-01", "C001-02", "C001-03")
+        )
     cp = runs.filter(pl.col("dispatcher") == "cph")
     contended = runs.filter(pl.col("moved") > 0)["instance"].n_unique()
     settings = {
         "instances": f"{len(files)} of 206" + (f" ({QUICK_PER_CLASS} per size class per seed)" if ctx.quick else ""),
         "instances with waiting jobs": contended,
         "combinations": "SJF, LJF, EBF, PRB, CPH × W (walltime), D (rules, online), R (real)",
+        "expected wait per queue (PRB, CPH)": (
+            "system_queues: "
+            + ", ".join(f"{q} {w:,.0f} s" for q, w in read_queue_config(configs / "system_queues").items())
+            + "; queue R (not in the table) 1,800 s"
+            if ewt == "queues-file"
+            else "1,800 s for every queue (constant)"
+        ),
         "CPH budget per solve": (
             f"deterministic {cph['deterministic_time']} (CP-SAT)"
             if "deterministic_time" in cph
@@ -248,4 +299,9 @@ def run(ctx: ReproduceContext) -> PaperRun:
                 f"{what} per combination, mean (min–max over {'seeds' if ctx.quick else 'instances'}): "
                 + "; ".join(f"{label(d, e)} {means[d, e].text(digits=2)}" for d in DISPATCHERS for e in ESTIMATES)
             )
-    return PaperRun(results=runs, claims=results, figures=figures, settings=settings, notes=notes)
+    if not ctx.quick:
+        notes.append(
+            "Seeds: in the full setting every instance runs and the seeds change nothing, so no claim has per-seed "
+            "verdicts; each order claim's note says in how many instances it holds (the spread over instances)."
+        )
+    return PaperRun(results=runs, claims=results, figures=figures, settings=settings, notes=notes, per_seed=per_seed)

@@ -66,7 +66,9 @@ class DispatchSpec(StrictModel):
     platform: Literal["eurora"] = "eurora"
     config_dir: str | None = None
     nodes: int = 64
-    ewt: Literal["constant", "queues-file"] = "constant"
+    #: [AMBIG-1.5]: the queue table's own waits (Eurora's system_queues) by default; "constant" gives every queue
+    #: ``default_ewt`` (docs/decisions.md).
+    ewt: Literal["constant", "queues-file"] = "queues-file"
     default_ewt: float = Field(default=1800.0, gt=0)
     dispatchers: list[str] = Field(default_factory=lambda: ["sjf", "ljf", "ebf", "prb", "cph"], min_length=1)
     estimates: list[Literal["walltime", "rules", "real"]] = Field(default_factory=lambda: list(ESTIMATES), min_length=1)

@@ -1,5 +1,8 @@
-"""Figures of a dispatch campaign, the equivalents of paper 001's Figs. 2–5 (PNG and SVG), and the summary table.
+"""Figures of a dispatch campaign, the equivalents of paper 001's Figs. 1–5 (PNG and SVG), and the summary table.
 
+- Fig. 1: distribution of job durations (the paper's "Distribution of job durations on Eurora": duration in hours
+  up to the 24 h maximum, number of jobs on a log axis, the paper's long tail), with the short / medium / long
+  shares of the paper's §2 beside ours;
 - Fig. 2: distribution of the absolute duration-prediction error, data-driven rules against the walltime, over
   every distinct job of the instances (trace protocol: each job predicted at its submission from the jobs the
   trace shows completed by then);
@@ -149,6 +152,36 @@ def _legend(fig: Figure, combos: list[tuple[str, str]]) -> None:
     ]
     handles.append(Line2D([], [], marker="^", color="black", linestyle="", label="mean"))
     fig.legend(handles=handles, loc="outside lower center", ncols=5, frameon=False, fontsize="small")
+
+
+def plot_durations(errors: pl.DataFrame, facts: dict[str, float], out: Path) -> Path:
+    """Fig. 1: the distribution of the true job durations (``errors["runtime"]``, s) in hours over the paper's 0–24 h
+    range (hourly bins, jobs on a log axis), the class boundaries at 1 and 12 h, and per class the share of jobs
+    and of CPU time, ours (``facts``: ``share_*``, ``cpu_*``) beside the paper's §2. PNG and SVG in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    hours = errors["runtime"].to_numpy() / 3600
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.hist(hours, bins=np.arange(0, 24.5, 0.5).tolist(), color=ESTIMATE_COLOURS["real"], alpha=0.8)
+    for x in (1, 12):
+        ax.axvline(x, color="black", linestyle=":", linewidth=1)
+    paper = {"short": (93.15, 10.77), "medium": (6.82, 87.63), "long": (0.03, 1.6)}
+    lines = ["class: jobs / CPU time, ours (paper)"] + [
+        f"{c}: {100 * facts[f'share_{c}']:.2f}% / {100 * facts[f'cpu_{c}']:.1f}% ({p[0]}% / {p[1]}%)"
+        for c, p in paper.items()
+    ]
+    ax.text(0.98, 0.97, "\n".join(lines), transform=ax.transAxes, ha="right", va="top", fontsize="small")
+    ax.set(
+        xlabel="job duration (hours; classes < 1 h, 1–12 h, > 12 h)",
+        ylabel="number of jobs (log scale)",
+        yscale="log",
+        xlim=(0, 24),
+        title=f"distribution of job durations ({hours.size:,} Eurora jobs, 5-day sample; paper: 372,321 jobs)",
+    )
+    ax.title.set_fontsize("medium")
+    ax.xaxis.set_major_locator(MultipleLocator(2))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    return _save(fig, out, "fig1_job_durations")[0]
 
 
 def plot_figures(
