@@ -3,6 +3,10 @@
     .venv/bin/python bench/reproduce.py                 # every paper, --quick
     .venv/bin/python bench/reproduce.py --full 002 004  # these papers at full scale
 
+``--record`` writes each measured wall time into ``src/wattsched/reproduce/timings.json`` (paper → setting →
+seconds, date, CPUs), which every report quotes ("measured wall times"), so a quick report also says how long
+the full setting takes.
+
 Each reproduction runs in a fresh output folder under a temporary directory (finished runs are reused otherwise),
 with seeds 0–2 and the CPU count as workers, and prints one markdown row: paper, setting, wall s, hold / differ /
 unstable / not checkable (result claims; setup checks apart).
@@ -11,9 +15,11 @@ unstable / not checkable (result claims; setup checks apart).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 from wattsched.reproduce import PAPERS, reproduce
@@ -21,12 +27,15 @@ from wattsched.reproduce.claims import VERDICTS
 from wattsched.reproduce.report import verdict_counts
 from wattsched.reproduce.runner import default_data_dir
 
+TIMINGS = Path(__file__).resolve().parents[1] / "src" / "wattsched" / "reproduce" / "timings.json"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("papers", nargs="*", default=list(PAPERS), help="papers to run (default: all)")
     parser.add_argument("--full", action="store_true", help="the full setting instead of --quick")
     parser.add_argument("--data", type=Path, default=None, help="shared data folder (default: ../shared/data)")
+    parser.add_argument("--record", action="store_true", help="record the wall times in reproduce/timings.json")
     args = parser.parse_args()
     data = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
     print("| paper | setting | wall s | hold / differ / unstable / not checkable | setup |\n|---|---|---|---|---|")
@@ -47,6 +56,21 @@ def main() -> None:
         cells = " / ".join(str(counts[v]) for v in VERDICTS)
         setup_text = ", ".join(f"{k} {v}" for k, v in setup.items()) or "—"
         print(f"| {paper} | {setting} | {wall:.0f} | {cells} | {setup_text} |", flush=True)
+        if args.record:
+            record_timing(paper.zfill(3), setting, wall)
+
+
+def record_timing(paper: str, setting: str, seconds: float) -> None:
+    """Write one measured wall time into the timings file the reports quote (atomically)."""
+    data = json.loads(TIMINGS.read_text(encoding="utf-8")) if TIMINGS.exists() else {}
+    data.setdefault(paper, {})[setting] = {
+        "seconds": round(seconds, 1),
+        "date": date.today().isoformat(),
+        "cpus": os.cpu_count() or 1,
+    }
+    tmp = TIMINGS.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(TIMINGS)
 
 
 if __name__ == "__main__":

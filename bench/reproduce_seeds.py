@@ -1,7 +1,7 @@
 """How robust each verdict is: every quick reproduction on 10 seeds, and per claim the share of seeds on which it
 holds (docs/reproduce.md, "Robustness"), with the seed spread of every number the paper states.
 
-    .venv/bin/python bench/reproduce_seeds.py                  # every paper, seeds 0-9, --quick (about 15 min idle)
+    .venv/bin/python bench/reproduce_seeds.py --set 000:sensitivity=off   # every paper, seeds 0-9, --quick
     .venv/bin/python bench/reproduce_seeds.py 002 004 --seeds 5  # these papers, seeds 0-4
     .venv/bin/python bench/reproduce_seeds.py 002 --no-run --write-tolerances  # catalogue bands from the record
 
@@ -146,6 +146,17 @@ def write_tolerances(summaries: list[dict[str, Any]]) -> list[str]:
     return changed
 
 
+def options_for(paper: str, given: list[str]) -> dict[str, str]:
+    """The ``NAME=VALUE`` options of ``given`` (``PAPER:NAME=VALUE`` each) that are for ``paper``."""
+    out = {}
+    for item in given:
+        which, _, setting = item.partition(":")
+        name, _, value = setting.partition("=")
+        if which.zfill(3) == paper:
+            out[name] = value
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("papers", nargs="*", default=list(PAPERS), help="papers to run (default: all)")
@@ -158,6 +169,14 @@ def main() -> None:
         help="set the catalogue tolerances whose basis is PROVISIONAL or a seed spread from the measured 2σ",
     )
     parser.add_argument("--no-run", action="store_true", help="use the recorded JSON only (with --write-tolerances)")
+    parser.add_argument(
+        "--set",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="PAPER:NAME=VALUE",
+        help="a paper's option for its run, e.g. 000:sensitivity=off (the claims do not depend on it)",
+    )
     args = parser.parse_args()
     data_dir = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
     previous = json.loads(args.output.read_text()) if args.output.exists() else {}
@@ -173,6 +192,7 @@ def main() -> None:
                 seeds=tuple(range(args.seeds)),
                 workers=os.cpu_count() or 1,
                 data_dir=data_dir,
+                options=options_for(paper, args.options),
             )
             wall = time.perf_counter() - t0
             payload = json.loads(result.files["claims"].read_text(encoding="utf-8"))

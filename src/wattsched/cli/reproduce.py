@@ -47,7 +47,7 @@ def reproduce(
     ] = None,
 ) -> None:
     """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
-    setting every claim of the paper beside our value and a verdict (holds, differs, unstable across seeds, not checkable)."""
+    setting every claim of the paper beside our value and a verdict (holds, differs, unstable, not checkable)."""
     # deferred: a reproduction loads every study, the engine and the figures; `wattsched --help` should not
     from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
     from wattsched.reproduce.claims import claim as claim_of

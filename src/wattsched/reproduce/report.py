@@ -15,6 +15,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from importlib import resources
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -225,8 +226,26 @@ def _meta(ctx: ReproduceContext, run: PaperRun, seconds: float, command: str) ->
         ("python", f"{sys.version.split()[0]} on {platform.machine()}"),
         ("written", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
     ]
+    measured = measured_times(ctx.paper)
+    if measured:
+        rows.append(("measured wall times", measured))
     rows += [(str(k), _fmt(v)) for k, v in run.settings.items()]
     return rows
+
+
+def measured_times(paper: str) -> str:
+    """The quick and full wall times recorded for ``paper`` by ``bench/reproduce.py --record`` (timings.json),
+    as a report line; empty when none is recorded."""
+    path = resources.files("wattsched.reproduce").joinpath("timings.json")
+    if not path.is_file():
+        return ""
+    data = json.loads(path.read_text(encoding="utf-8")).get(paper, {})
+    parts = [
+        f"{setting} {t['seconds']:.0f} s ({t['date']}, {t['cpus']} CPUs)"
+        for setting in ("quick", "full")
+        if (t := data.get(setting))
+    ]
+    return "; ".join(parts) + " — bench/reproduce.py on an idle machine" if parts else ""
 
 
 def _fmt(value: Any) -> str:
