@@ -210,3 +210,8 @@ def test_a_band_per_label(monkeypatch) -> None:
     monkeypatch.setattr(claims_module, "catalogue", lambda paper: fake)
     r = check_number("C003-01", {"a": Spread.of([12.0]), "b": Spread.of([57.0])})
     assert r.verdict == "differs" and "a: +2.0 pp" in r.note and "b:" not in r.note  # b's 7 pp is inside its 8
+
+
+def test_an_overlap_of_single_values_cannot_tell(fake) -> None:
+    single = check_overlap("C003-02", {"history": Spread.of([170.0]), "ml": Spread.of([172.0])})
+    assert single.verdict == "unstable" and "one value each" in single.note

@@ -374,14 +374,18 @@ def check_parts(claim_id: str, **parts: ClaimResult) -> ClaimResult:
 
 def check_overlap(claim_id: str, spreads: Mapping[str, Spread], *, note: str = "", digits: int = 1) -> ClaimResult:
     """A claim that the paper states as "cannot be told apart": holds when the ranges (min–max) of our values
-    overlap, all of them at one point at least; a strict order between their means decides nothing."""
+    overlap, all of them at one point at least; a strict order between their means decides nothing. With one value
+    each (a run on one seed) there is no range to compare: ``unstable``, and the note says so."""
     if len(spreads) < 2:
         raise ValueError(f"{claim_id}: an overlap needs at least two values")
     c = claim(claim_id)
+    ours = "; ".join(f"{k} {s.text(c.unit, digits)}" for k, s in spreads.items())
+    if all(s.n < 2 for s in spreads.values()):
+        why = "one value each: an overlap needs a spread, so this run (one seed) cannot tell; run on several seeds"
+        return ClaimResult(claim_id, "unstable", ours, "; ".join(x for x in (note, why) if x), None, dict(spreads))
     low = max(s.min for s in spreads.values())
     high = min(s.max for s in spreads.values())
     ok = low <= high
-    ours = "; ".join(f"{k} {s.text(c.unit, digits)}" for k, s in spreads.items())
     why = "" if ok else f"the ranges do not overlap: the highest minimum {low:.{digits}f} > the lowest maximum "
     why += "" if ok else f"{high:.{digits}f}"
     full = "; ".join(x for x in (note, why) if x)

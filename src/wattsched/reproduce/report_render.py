@@ -53,6 +53,8 @@ def tolerance_text(r: dict[str, Any]) -> str:
     else:
         parts = [f"{absolute:g} {unit}".strip()] if absolute else []
     parts += [f"{t['rel'] * 100:g}%"] if t["rel"] else []
+    if not parts:
+        return f"no band ({t['basis']})"
     band = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
     return f"±{band} ({t['basis']})"
 
