@@ -6,8 +6,8 @@ of the claim's own tolerance band: ``(ours − paper) / band``. The band is the 
 value is the line at 0; each seed's value is a small dot, the pooled value a diamond (green inside the band,
 orange outside); the claim's verdict (seed rule included) is in brackets after its name. Values past ±``CLIP``
 bands sit on the edge as triangles, with their value written beside them. Numbers computed on stand-in data
-(``not checkable``) have no band: a second panel shows their relative difference from the paper's value, in
-grey, not judged.
+(``not checkable``) and bounds ("more than 30%", a zero band) have no band to scale by: a second panel shows their
+relative difference from the paper's value (stand-ins grey and not judged, bounds black).
 
 The figure reads only the ``claims.json`` payload (plain dicts), so this module does not import the reproduce
 layer above it.
@@ -63,11 +63,13 @@ def figure_rows(payload: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
                 "unit": r["unit"],
             }
             tol = r["tolerance"]
-            if r["verdict"] == "not checkable" or not tol:
+            absolute = (tol["abs"][k] if isinstance(tol["abs"], list) else tol["abs"]) if tol else 0.0
+            band = max(absolute, tol["rel"] * abs(target)) if tol else 0.0
+            row["stand_in"] = r["verdict"] == "not checkable" or not tol
+            if row["stand_in"] or band <= 0:  # a stand-in, or a bound ("more than 30%"): no band to scale by
                 stand_ins.append(row)
             else:
-                absolute = tol["abs"][k] if isinstance(tol["abs"], list) else tol["abs"]
-                row["band"] = max(absolute, tol["rel"] * abs(target)) or 1e-12
+                row["band"] = band
                 judged.append(row)
     return judged, stand_ins
 
@@ -135,7 +137,7 @@ def _judged_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
     ax.scatter([], [], marker="D", color=INSIDE, edgecolor="k", lw=0.5, label="pooled, inside the band")
     ax.scatter([], [], marker="D", color=OUTSIDE, edgecolor="k", lw=0.5, label="pooled, outside the band")
     ax.scatter([], [], s=14, color="#555", label="one seed")
-    ax.legend(loc="upper right", fontsize=7, framealpha=0.9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=5, fontsize=7, frameon=False)
     ax.grid(axis="x", color="#ddd", lw=0.5)
 
 
@@ -145,11 +147,12 @@ def _stand_in_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
     for y, row in zip(ys, rows, strict=True):
         scale = abs(row["paper"]) or 1.0
         xs = [100 * (v - row["paper"]) / scale for v in row["seeds"]]
-        ax.scatter(xs, [y] * len(xs), s=14, color="#999", alpha=0.6)
+        colour = "#999" if row["stand_in"] else "#333"
+        ax.scatter(xs, [y] * len(xs), s=14, color=colour, alpha=0.6)
         ax.scatter(
-            [100 * (row["pooled"] - row["paper"]) / scale], [y], s=40, marker="o", facecolor="none", edgecolor="#666"
+            [100 * (row["pooled"] - row["paper"]) / scale], [y], s=40, marker="o", facecolor="none", edgecolor=colour
         )
     ax.set_yticks(ys, [_name(r) for r in rows], fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel("stand-in data, not judged: (ours − paper) / paper, %")
+    ax.set_xlabel("no band: stand-in data (grey, not judged) and bounds (black): (ours − paper) / paper, %")
     ax.grid(axis="x", color="#ddd", lw=0.5)
