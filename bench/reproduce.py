@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import tempfile
 import time
 from datetime import date
@@ -41,7 +42,7 @@ def main() -> None:
     print("| paper | setting | wall s | hold / differ / unstable / not checkable | setup |\n|---|---|---|---|---|")
     for paper in args.papers:
         with tempfile.TemporaryDirectory() as tmp:
-            t0 = time.perf_counter()
+            t0, cpu0, load0 = time.perf_counter(), _cpu(), os.getloadavg()[0]
             result = reproduce(
                 paper.zfill(3),
                 Path(tmp) / "out",
@@ -50,21 +51,34 @@ def main() -> None:
                 workers=os.cpu_count() or 1,
                 data_dir=data,
             )
-            wall = time.perf_counter() - t0
+            wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+            load = max(load0, os.getloadavg()[0])
         counts, setup = verdict_counts(result.run.claims)
         setting = "full" if args.full else "quick"
         cells = " / ".join(str(counts[v]) for v in VERDICTS)
         setup_text = ", ".join(f"{k} {v}" for k, v in setup.items()) or "—"
-        print(f"| {paper} | {setting} | {wall:.0f} | {cells} | {setup_text} |", flush=True)
+        print(
+            f"| {paper} | {setting} | {wall:.0f} ({cpu:.0f} CPU s, load {load:.1f}) | {cells} | {setup_text} |",
+            flush=True,
+        )
         if args.record:
-            record_timing(paper.zfill(3), setting, wall)
+            record_timing(paper.zfill(3), setting, wall, cpu, load)
 
 
-def record_timing(paper: str, setting: str, seconds: float) -> None:
-    """Write one measured wall time into the timings file the reports quote (atomically)."""
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the reproduction's worker processes)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def record_timing(paper: str, setting: str, seconds: float, cpu: float, load: float) -> None:
+    """Write one measured wall time into the timings file the reports quote (atomically), with the CPU seconds
+    and the highest 1-minute load average seen at its ends (a wall time under load says so)."""
     data = json.loads(TIMINGS.read_text(encoding="utf-8")) if TIMINGS.exists() else {}
     data.setdefault(paper, {})[setting] = {
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+        "load": round(load, 1),
         "date": date.today().isoformat(),
         "cpus": os.cpu_count() or 1,
     }

@@ -241,11 +241,12 @@ def measured_times(paper: str) -> str:
         return ""
     data = json.loads(path.read_text(encoding="utf-8")).get(paper, {})
     parts = [
-        f"{setting} {t['seconds']:.0f} s ({t['date']}, {t['cpus']} CPUs)"
+        f"{setting} {t['seconds']:,.0f} s wall, {t.get('cpu_seconds', 0):,.0f} CPU s (load {t.get('load', 0):.1f}, "
+        f"{t['cpus']} CPUs, {t['date']})"
         for setting in ("quick", "full")
         if (t := data.get(setting))
     ]
-    return "; ".join(parts) + " — bench/reproduce.py on an idle machine" if parts else ""
+    return "; ".join(parts) + " — bench/reproduce.py --record" if parts else ""
 
 
 def _fmt(value: Any) -> str:
