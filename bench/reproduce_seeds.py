@@ -83,14 +83,45 @@ def summarise(paper: str, data: dict[str, Any], seconds: float) -> dict[str, Any
     return {"paper": paper, "seconds": seconds, "seeds": data["seeds"], "counts": data["counts"], "claims": claims}
 
 
+def rejudge(summaries: list[dict[str, Any]]) -> None:
+    """Judge again, with the catalogue's current bands, every ``number`` claim of a recorded run from its per-seed
+    values (the verdict of a number depends on nothing else); an order claim with numbers (``parts``) cannot be
+    judged from the record alone and is marked ``stale`` when its band changed since the run."""
+    from wattsched.reproduce.claims import claim, seed_rule
+
+    for s in summaries:
+        for c in s["claims"]:
+            cat = claim(c["id"])
+            numbers = c["numbers"]
+            if not numbers or len(numbers) != len(cat.target):
+                continue
+            if cat.kind != "number":
+                c["stale"] = True
+                continue
+            seeds = len(numbers[0]["values"])
+            per_seed = [
+                all(abs(n["values"][i] - n["paper"]) <= cat.band(n["paper"], k) for k, n in enumerate(numbers))
+                for i in range(seeds)
+            ]
+            pooled = all(abs(n["mean"] - n["paper"]) <= cat.band(n["paper"], k) for k, n in enumerate(numbers))
+            votes = ["holds" if ok else "differs" for ok in per_seed]
+            c["held"], c["seeds"] = sum(per_seed), seeds
+            c["verdict"] = seed_rule("holds" if pooled else "differs", votes)
+        results = [c for c in s["claims"] if c["kind"] != "setup"]
+        s["counts"] = {
+            v: sum(c["verdict"] == v for c in results) for v in ("holds", "differs", "unstable", "not checkable")
+        }
+
+
 def table(summaries: list[dict[str, Any]]) -> str:
     lines = [
-        "| claim | kind | verdict (10 seeds) | seeds holding | seed spread of our value (σ) |",
+        "| claim | kind | verdict over the seeds | seeds holding | seed spread of our value (σ) |",
         "|---|---|---|---|---|",
     ]
     for s in summaries:
         for c in s["claims"]:
             share = f"{c['held']} / {c['seeds']}" if c["seeds"] else "not seed-judged"
+            share += " (bands of the run)" if c.get("stale") else ""
             spread = "; ".join(
                 f"{(n['label'] + ' ') if n['label'] else ''}{n['mean']:.3g} ± {n['std']:.2g}" for n in c["numbers"]
             )
@@ -169,6 +200,7 @@ def main() -> None:
         help="set the catalogue tolerances whose basis is PROVISIONAL or a seed spread from the measured 2σ",
     )
     parser.add_argument("--no-run", action="store_true", help="use the recorded JSON only (with --write-tolerances)")
+    parser.add_argument("--rejudge", action="store_true", help="judge the number claims again with today's bands")
     parser.add_argument(
         "--set",
         dest="options",
@@ -199,6 +231,8 @@ def main() -> None:
         summaries[paper] = summarise(paper, payload, wall)
         print(f"paper {paper}: {payload['counts']} in {wall:.0f} s", flush=True)
     ordered = [summaries[p] for p in PAPERS if p in summaries]
+    if args.rejudge:
+        rejudge(ordered)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = args.output.with_suffix(".tmp")
     tmp_path.write_text(json.dumps({"papers": ordered}, indent=1) + "\n")
