@@ -73,6 +73,7 @@ OPTION_MEANINGS: dict[str, str] = {
     "--seed": "a random seed (the first one, where several are run)",
     "--seeds": "a comma-separated list of seeds",
     "--seed-count": "how many consecutive seeds to run",
+    "--set": "a paper's own option NAME=VALUE of a reproduction (a reading or a budget), repeatable",
     "--span-days": "days the submissions are spread over",
     "--days": "days of generated telemetry",
     "--period": "the telemetry sample period θ (s)",
