@@ -140,12 +140,19 @@ def serial_sgs(
     return starts
 
 
+#: The least wall-clock time the hint check is given. The check (every variable fixed) ends in a few ms and stops
+#: as soon as it has its answer, so the floor costs nothing; without it a 1 ms search limit made the check's answer
+#: depend on the machine's load (it timed out at a load of 2.5 on 2 cores, and the limit was doubled again).
+HINT_CHECK_FLOOR_S = 0.25
+
+
 def _hint_is_a_solution(model, cp_model, time_limit: float) -> bool:  # type: ignore[no-untyped-def]
     """Solve ``model`` with every variable fixed to its (complete) hint: True when CP-SAT accepts the hint as a
-    solution, False when it could not tell within ``time_limit``; raise if it rejects it (a bug)."""
+    solution, False when it could not tell within ``time_limit`` (at least :data:`HINT_CHECK_FLOOR_S`); raise if
+    it rejects it (a bug)."""
     check = cp_model.CpSolver()
     check.parameters.num_workers = 1
-    check.parameters.max_time_in_seconds = time_limit
+    check.parameters.max_time_in_seconds = max(time_limit, HINT_CHECK_FLOOR_S)
     check.parameters.fix_variables_to_their_hinted_value = True
     status = check.solve(model)
     if status in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
