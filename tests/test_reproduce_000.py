@@ -79,7 +79,12 @@ def test_every_seed_dependent_claim_has_a_result_per_seed(quick_run) -> None:
 def test_order_and_numbers_are_judged_apart(quick_run, claim_id) -> None:
     claim = quick_run["claims"][claim_id]
     assert set(claim.parts) == {"order", "numbers"}, claim_id
-    assert (claim.verdict == "holds") == all(v == "holds" for v in claim.parts.values())
+    # the claim holds only if both parts hold, and the whole claim holds on two thirds of the seeds too
+    if claim.verdict == "holds":
+        assert all(v == "holds" for v in claim.parts.values())
+        assert sum(s.verdict == "holds" for s in claim.per_seed) >= 2
+    elif all(v == "holds" for v in claim.parts.values()):
+        assert claim.verdict == "unstable" and sum(s.verdict == "holds" for s in claim.per_seed) < 2
     assert all(set(s.parts) == {"order", "numbers"} for s in claim.per_seed)
 
 

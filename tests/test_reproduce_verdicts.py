@@ -123,6 +123,10 @@ def test_parts_judge_order_and_numbers_apart(fake) -> None:
     per_seed = {0: [_parts(True, 10.0, 5.0)], 1: [_parts(True, 30.0, 5.0)], 2: [_parts(True, 30.0, 5.0)]}
     (r,) = judge_seeds([_parts(True, 10.0, 5.0)], per_seed)
     assert r.parts == {"order": "holds", "numbers": "unstable"} and r.verdict == "unstable"
+    # each part holds on 2 of 3 seeds, but on different seeds: the whole claim holds on 1 of 3, so it cannot hold
+    mixed = {0: [_parts(True, 10.0, 5.0)], 1: [_parts(False, 10.0, 5.0)], 2: [_parts(True, 30.0, 5.0)]}
+    (m,) = judge_seeds([_parts(True, 10.0, 5.0)], mixed)
+    assert m.parts == {"order": "holds", "numbers": "holds"} and m.verdict == "unstable"
 
 
 def test_indistinguishable_is_judged_by_overlap(fake) -> None:

@@ -454,8 +454,8 @@ def judge_seeds(pooled: Sequence[ClaimResult], per_seed: Mapping[int, Sequence[C
 
     ``per_seed`` maps a seed to the claims computed on that seed's runs alone (a paper module may leave out a
     claim it cannot compute on one seed: a stand-in, a worked example). Claims of :data:`SEED_FREE_KINDS` and
-    ``not checkable`` ones keep their pooled verdict. With parts, each part is judged by the seed rule and the
-    claim is its worst part."""
+    ``not checkable`` ones keep their pooled verdict. With parts, each part is judged by the seed rule, and so is
+    the whole claim; the claim is the worst of these."""
     out = []
     for r in pooled:
         seeds = sorted(
@@ -470,7 +470,10 @@ def judge_seeds(pooled: Sequence[ClaimResult], per_seed: Mapping[int, Sequence[C
             parts = {
                 name: seed_rule(v, [x.parts.get(name, x.verdict) for _, x in seeds]) for name, v in r.parts.items()
             }
-            verdict = worst(parts.values())
+            # each part by the seed rule, and the whole claim too: parts that hold on different seeds do not make
+            # a claim that holds on most of them
+            whole = seed_rule(r.verdict, [x.verdict for _, x in seeds])
+            verdict = worst([*parts.values(), whole])
         else:
             parts = {}
             verdict = seed_rule(r.verdict, [x.verdict for _, x in seeds])
