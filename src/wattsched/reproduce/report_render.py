@@ -73,6 +73,21 @@ def verdict_text(r: dict[str, Any]) -> str:
     return f"{r['verdict']} ({', '.join(f'{k} {v}' for k, v in r['parts'].items())})"
 
 
+def claim_row(r: dict[str, Any]) -> tuple[str, ...]:
+    """The cells of a result claim's row, the same in REPORT.md and REPORT.html."""
+    return (
+        r["id"],
+        r["claim"],
+        r["kind"],
+        r["paper_value"],
+        r["ours"]["text"],
+        seeds_text(r),
+        tolerance_text(r),
+        verdict_text(r),
+        r["note"],
+    )
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -120,17 +135,8 @@ def markdown_report(
     head = "| id | claim | kind | paper | ours | per seed | tolerance | verdict | note |"
     lines += ["## Claims", "", head, "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        cells: tuple[str, ...] = (
-            r["id"],
-            r["claim"],
-            r["kind"],
-            r["paper_value"],
-            r["ours"]["text"],
-            seeds_text(r),
-            tolerance_text(r),
-            f"**{verdict_text(r)}**",
-            r["note"],
-        )
+        cells = claim_row(r)
+        cells = (*cells[:7], f"**{cells[7]}**", cells[8])
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
     if setup:
         lines += [
@@ -213,20 +219,7 @@ def html_report(
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
     parts.append("<h2>Claims</h2>")
     heads: tuple[str, ...] = ("id", "claim", "kind", "paper", "ours", "per seed", "tolerance", "verdict", "note")
-    rows: list[tuple[str, ...]] = [
-        (
-            r["id"],
-            r["claim"],
-            r["kind"],
-            r["paper_value"],
-            r["ours"]["text"],
-            seeds_text(r),
-            tolerance_text(r),
-            verdict_text(r),
-            r["note"],
-        )
-        for r in results
-    ]
+    rows = [claim_row(r) for r in results]
     parts.append(_table(heads, rows, verdict_col=7))
     if setup:
         parts.append("<h2>Setup checks (not results)</h2>")
