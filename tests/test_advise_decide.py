@@ -60,12 +60,50 @@ def test_rule1_sizing_margin_worst_case_and_budget() -> None:
     value, note = license_for(2, 450.0, cfg, budget=1200, idle_watts=100.0)
     assert value == 800 and note is not None and "worst case" in note  # 2 × (500 − 100)
     value, note = license_for(4, 390.0, cfg, budget=1200, idle_watts=100.0)
-    assert value == 1200 and note is not None and "whole budget" in note
+    assert value == 1600 and note is not None and "more than the whole 1,200 W budget" in note  # 4 × 400
     assert license_for(2, float("inf"), _cfg(power__max_watts_per_node=None), budget=1200, idle_watts=100.0)[0] == 1200
     assert license_for(1, 0.0, cfg, budget=1200, idle_watts=100.0)[0] == 1  # never a zero license
     plan = _plan(_obs(_job(1), _job(2, nodes=4)), {1: _est(200.0), 2: _est(390.0)})
-    assert _licenses(plan) == {1: 420, 2: 1200}
-    assert any("runs alone" in r.get("note", "") for r in plan.rows)
+    assert _licenses(plan) == {1: 420}  # job 2 is never sized at the budget (it would run alone above the cap)
+    hold = [a for a in plan.actions if a.job_id == 2]
+    assert [a.kind for a in hold] == ["hold", "set_comment"] and hold[0].value == 1600
+    assert (
+        hold[1].text
+        == "wattsched:oversize power: needs 1,600 W, more than the whole 1,200 W budget under the 2,000 W cap: held until it fits"
+    )
+
+
+def test_rule8_an_oversize_job_is_held_then_released_when_it_fits() -> None:
+    marked = (
+        "wattsched:default wattsched:oversize power: needs 1,600 W, more than the whole 1,200 W budget under the "
+        "2,000 W cap: held until it fits"
+    )
+    held = _job(2, nodes=4, lic=1600, held=True, reason="JobHeldAdmin", admin_comment=marked)
+    plan = _plan(_obs(held), {2: _est(390.0)})
+    assert [a.kind for a in plan.actions] == []  # still too large: already held and marked, nothing to do
+    plan = _plan(_obs(held), {2: _est(250.0)})  # learned lower: 4 × 250 × 1.05 = 1,050 W fits the 1,200 W budget
+    assert [(a.kind, a.value) for a in plan.actions] == [
+        ("set_license", 1050),
+        ("set_comment", None),
+        ("release", 1050),
+    ]
+    assert plan.actions[1].text == "wattsched:default"
+    user_hold = _job(3, nodes=1, held=True, reason="JobHeldUser", admin_comment="wattsched:default")
+    assert all(a.kind != "release" for a in _plan(_obs(user_hold), {3: _est(100.0)}).actions)  # never a user's hold
+
+
+def test_why_a_job_waits_is_written_once_in_its_admin_comment() -> None:
+    waiting = _job(1, nodes=2, lic=420, reason="Licenses", admin_comment="wattsched:default")
+    obs = Observation(NOW, (waiting,), (), _obs().nodes, LicenseState("power", 1200, 1000, remote=True))
+    plan = _plan(obs, {1: _est(200.0)})
+    (comment,) = [a for a in plan.actions if a.kind == "set_comment"]
+    assert comment.text == "wattsched:default power: needs 420 W, 200 W free under the 2,000 W cap"
+    again = _job(1, nodes=2, lic=420, reason="Licenses", admin_comment=comment.text or "")
+    obs2 = Observation(NOW, (again,), (), _obs().nodes, LicenseState("power", 1200, 990, remote=True))
+    assert not [a for a in _plan(obs2, {1: _est(200.0)}).actions if a.kind == "set_comment"]  # 210 W: within 10 %
+    started = _job(1, nodes=2, lic=420, reason="Priority", admin_comment=comment.text or "")
+    (cleared,) = [a for a in _plan(_obs(started), {1: _est(200.0)}).actions if a.kind == "set_comment"]
+    assert cleared.text == "wattsched:default"
 
 
 def test_rule2_budget_net_gross_and_set_budget() -> None:
@@ -132,13 +170,29 @@ def test_rule6_gate_releases_in_order_while_it_fits() -> None:
     est = {1: _est(200.0), 2: _est(200.0), 3: _est(200.0), 4: _est(200.0), 5: _est(10.0)}
     plan = _plan(obs, est, cfg)
     # budget 1200; running 400; each held job needs 420: job 2 fits (820), job 3 does not (1240): stop
-    assert [(a.kind, a.job_id, a.value) for a in plan.actions] == [("release", 2, 420)]
+    assert [(a.kind, a.job_id, a.value) for a in plan.actions if a.kind != "set_comment"] == [("release", 2, 420)]
     assert "does not fit" in plan.notes[-1]
+    reasons = {a.job_id: a.text for a in plan.actions if a.kind == "set_comment"}
+    assert reasons == {
+        3: "wattsched:gate power: needs 420 W, 380 W free under the 2,000 W cap",
+        4: "wattsched:gate power: needs 420 W; waits behind an earlier job (jobs start in submit order)",
+        5: "wattsched:gate power: needs 11 W; waits behind an earlier job (jobs start in submit order)",
+    }
     # a released job not yet started counts as committed
     obs2 = _obs(running, _job(2, lic=None), _held(3), total=None)
-    assert [a.job_id for a in _plan(obs2, est, cfg).actions] == []
+    assert [a.job_id for a in _plan(obs2, est, cfg).actions if a.kind == "release"] == []
     # fails closed on stale data
     assert _plan(obs, est, cfg, fresh=False).actions == []
+
+
+def test_rule6_gate_a_job_larger_than_the_budget_does_not_block_the_queue() -> None:
+    cfg = _cfg(mode="gate")
+    plan = _plan(_obs(_held(2, nodes=4), _held(3), total=None), {2: _est(390.0), 3: _est(200.0)}, cfg)
+    assert [(a.kind, a.job_id) for a in plan.actions if a.kind != "set_comment"] == [("release", 3)]  # 2 stays held
+    assert {a.job_id: a.text for a in plan.actions if a.kind == "set_comment"}[2] == (
+        "wattsched:gate wattsched:oversize power: needs 1,600 W, more than the whole 1,200 W budget under the "
+        "2,000 W cap: held until it fits"
+    )
 
 
 def test_rule6_gate_fails_closed_without_idle_power() -> None:

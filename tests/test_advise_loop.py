@@ -90,6 +90,18 @@ class FakeCluster:
             self.queue[action.job_id] = replace(self.queue[action.job_id], license_watts=action.value)
         elif action.kind == "set_budget" and action.value is not None:
             self.license = replace(self.license, total=action.value)
+        elif action.kind == "set_comment" and action.job_id is not None:
+            self.queue[action.job_id] = replace(self.queue[action.job_id], admin_comment=action.text or "")
+        elif action.kind in ("hold", "release") and action.job_id is not None:
+            held = action.kind == "hold"
+            reason = "JobHeldAdmin" if held else "Licenses"
+            self.queue[action.job_id] = replace(self.queue[action.job_id], held=held, reason=reason)
+        elif action.kind in ("suspend", "resume") and action.job_id is not None:
+            state = "SUSPENDED" if action.kind == "suspend" else "RUNNING"
+            self.queue[action.job_id] = replace(self.queue[action.job_id], state=state)
+        elif action.kind == "requeue" and action.job_id is not None:
+            job = self.queue[action.job_id]
+            self.queue[action.job_id] = replace(job, state="PENDING", start_time=None, node_names=())
 
 
 def _config(tmp_path: Path, **kw: Any) -> AdvisorConfig:

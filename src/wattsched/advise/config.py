@@ -287,6 +287,14 @@ class LearningConfig(_Strict):
     margin: float = Field(default=0.05, ge=0.0, le=10.0)
     default_watts_per_node: Watts | None = None
     min_history: int = Field(default=1, ge=1)
+    # estimates no user can talk down (docs/advisor-model.md, "Floors"): a floor per node under every estimate
+    # (configured, else floor_share × the worst case), a fall from the worst case spread over fall_jobs jobs of
+    # evidence, and evidence only from jobs of at least nodes / scale_up nodes
+    floor_watts_per_node: Watts | None = None
+    floor_share: float = Field(default=0.1, ge=0.0, le=1.0)
+    fall_jobs: int = Field(default=3, ge=1)
+    scale_up: float = Field(default=2.0, ge=1.0)
+    running: bool = True  # learn from running jobs' node power (exclusive nodes) as well as from sacct
 
     @field_validator("predictor")
     @classmethod
@@ -334,6 +342,10 @@ class AdvisorConfig(_Strict):
     status_file: Path | None = None
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     report_dir: Path | None = None  # shadow mode's report folder
+    # overshoots (measured power above the cap): always logged, counted and in the status file; on_overshoot acts
+    on_overshoot: Literal["none", "suspend", "requeue"] = "none"
+    alert_command: list[str] | None = None  # run (no shell) on each overshoot's start and end, details in its env
+    admin_users: list[str] = Field(default_factory=lambda: ["root"])  # their jobs are never suspended or requeued
 
 
 _PATHS = {("state",), ("status_file",), ("report_dir",), ("cap", "file")}

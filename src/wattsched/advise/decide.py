@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,18 @@ from wattsched.advise.config import AdvisorConfig
 from wattsched.advise.learn import Estimate
 from wattsched.advise.records import PENDING, RUNNING, Action, Observation, QueuedJob
 
-__all__ = ["GATE_MARKER", "GATE_REASONS", "Plan", "budget_for", "decide", "idle_of", "license_for", "measured_power"]
+__all__ = [
+    "GATE_MARKER",
+    "GATE_REASONS",
+    "OVERSIZE_MARKER",
+    "Plan",
+    "budget_for",
+    "comment_with",
+    "decide",
+    "idle_of",
+    "license_for",
+    "measured_power",
+]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +62,11 @@ log = logging.getLogger(__name__)
 GATE_REASONS = frozenset({"JobHeldAdmin", "JobHeldUser"})
 #: The AdminComment marker job_submit.lua sets on the jobs it holds: an admin's own hold is never released.
 GATE_MARKER = "wattsched:gate"
+#: The AdminComment marker of a job held because it needs more than the whole budget (set by job_submit.lua at
+#: submit or by the advisor); the advisor releases it once its license fits the budget.
+OVERSIZE_MARKER = "wattsched:oversize"
+#: Where the advisor's reason starts in a job's AdminComment (the markers stay before it).
+REASON_PREFIX = "power:"
 
 
 @dataclass
@@ -136,8 +153,7 @@ def license_for(
         return budget, "no history and no worst case: sized at the whole budget (runs alone)"
     value = max(math.ceil(raw - 1e-9), 1)
     if budget is not None and value > budget:
-        note = f"predicted above the whole budget ({value} W > {budget} W): gets the budget, runs alone"
-        value = budget
+        note = f"needs {value:,} W, more than the whole {budget:,} W budget: held until it fits"
     return value, note
 
 
@@ -230,7 +246,14 @@ def decide(
             row["note"] = (row.get("note", "") + "; " if row.get("note") else "") + (
                 f"license changed outside the advisor ({applied[job.job_id]} W set, {job.license_watts} W now)"
             )
+        if target is not None and budget is not None and target > budget:
+            _hold_oversize(plan, job, target, budget, cap, row)
+            continue
+        if _oversize_held(job) and target is not None:
+            row["release"] = True  # fits now: sized below, then released (after the license is right)
         if mode == "gate" or target is None or target == job.license_watts:
+            if row.pop("release", False) and mode != "gate":
+                _release_oversize(plan, job, target)
             continue
         if not fresh and job.license_watts is not None and target < job.license_watts:
             row["note"] = f"stale data: not lowered from {job.license_watts} W to {target} W"
@@ -249,7 +272,11 @@ def decide(
                 previous=job.license_watts,
             )
         )
+        if row.pop("release", False):
+            _release_oversize(plan, job, target)
 
+    if mode != "gate":
+        _license_reasons(plan, pending, targets, budget, cap, obs)
     if mode == "gate":
         _gate(plan, pending, targets, estimates, budget, cap, fresh)
     if mode == "shadow":
@@ -283,15 +310,26 @@ def _gate(
         for j in pending
         if not j.held
     )
+    stopped = False
     for job in held:
         need = targets.get(job.job_id)
+        if stopped:
+            if need is not None and budget is not None and need <= budget:
+                _reason(plan, job, f"needs {need:,} W; waits behind an earlier job (jobs start in submit order)")
+            continue
         if need is None and budget is not None:
             plan.notes.append(f"job {job.job_id}: no estimate; releases stop")
-            return
+            stopped = True
+            continue
+        if need is not None and budget is not None and need > budget:
+            continue  # can never fit: held with its reason (sizing above), and it does not block the others
         if budget is not None and committed + (need or 0) > budget:
             plan.notes.append(f"job {job.job_id}: {need} W does not fit ({committed:.0f} W of {budget} W committed)")
-            return
+            _reason(plan, job, _free_text(need or 0, budget - committed, cap))
+            stopped = True
+            continue
         committed += need or 0
+        _set_comment(plan, job, comment_with(job.admin_comment, drop=(OVERSIZE_MARKER,), reason=None), "released")
         est = estimates.get(job.job_id)
         plan.actions.append(
             Action(
@@ -332,3 +370,98 @@ def _shadow(
     for row in plan.rows:
         if row["job_id"] in plan.advanced:
             row["would"] = "advance"
+
+
+# -- oversize jobs and the reasons a job waits (docs/advisor.md, "Why a job waits") --------------------------------
+def comment_with(existing: str, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = (), reason: str | None) -> str:
+    """A job's AdminComment with the advisor's markers added or dropped and its reason replaced: the words
+    before the reason (job_submit.lua's markers, an operator's text) are kept, the reason comes last as
+    ``power: …`` (None: no reason)."""
+    head = existing.split(REASON_PREFIX, 1)[0].split()
+    words = [w for w in head if w not in drop]
+    words += [m for m in add if m not in words]
+    text = " ".join(words)
+    if reason:
+        text = f"{text} {REASON_PREFIX} {reason}".strip()
+    return text
+
+
+def _oversize_held(job: QueuedJob) -> bool:
+    return job.held and job.reason in GATE_REASONS and OVERSIZE_MARKER in job.admin_comment.split()
+
+
+def _set_comment(plan: Plan, job: QueuedJob, text: str, why: str) -> None:
+    if text != job.admin_comment:
+        plan.actions.append(
+            Action("set_comment", job.job_id, None, why, text=text, details={"previous": job.admin_comment})
+        )
+
+
+def _hold_oversize(
+    plan: Plan, job: QueuedJob, target: int, budget: int, cap: float | None, row: dict[str, Any]
+) -> None:
+    """Rule 8: a job whose license would exceed the whole budget is held, with the marker and its reason, never
+    sized at the budget (it would run alone above the cap)."""
+    under = f" under the {cap:,.0f} W cap" if cap is not None else ""
+    reason = f"needs {target:,} W, more than the whole {budget:,} W budget{under}: held until it fits"
+    row["reason"] = reason
+    # held already by an admin or the gate (a user cannot release either): the marker and the reason suffice
+    if not (job.held and (job.reason == "JobHeldAdmin" or GATE_MARKER in job.admin_comment.split())):
+        plan.actions.append(Action("hold", job.job_id, target, reason, previous=job.license_watts))
+        log.warning("job %s: %s", job.job_id, reason)
+    _set_comment(plan, job, comment_with(job.admin_comment, add=(OVERSIZE_MARKER,), reason=reason), reason)
+
+
+def _release_oversize(plan: Plan, job: QueuedJob, target: int | None) -> None:
+    """A job the advisor held for its size whose license now fits the budget: marker off, released."""
+    text = comment_with(job.admin_comment, drop=(OVERSIZE_MARKER,), reason=None)
+    _set_comment(plan, job, text, "fits the budget now")
+    plan.actions.append(Action("release", job.job_id, target, f"its {target} W license fits the budget now"))
+
+
+def _free_text(need: int, free: float, cap: float | None) -> str:
+    under = f" under the {cap:,.0f} W cap" if cap is not None else ""
+    return f"needs {need:,} W, {max(free, 0):,.0f} W free{under}"
+
+
+def _reason(plan: Plan, job: QueuedJob, reason: str | None) -> None:
+    """Record why ``job`` waits (None: it does not wait for power) in its row and, when the text changes
+    enough, in its AdminComment (``squeue -O AdminComment``)."""
+    for row in plan.rows:
+        if row["job_id"] == job.job_id:
+            row["reason"] = reason
+    current = job.admin_comment.split(REASON_PREFIX, 1)[1].strip() if REASON_PREFIX in job.admin_comment else None
+    if reason == current or (reason is not None and current is not None and _same_but_free(reason, current)):
+        return
+    _set_comment(plan, job, comment_with(job.admin_comment, reason=reason), reason or "no longer waits for power")
+
+
+def _same_but_free(a: str, b: str) -> bool:
+    """Two reasons that differ only in the free watts by under 10 %: not worth an update every cycle."""
+    number = re.compile(r"([\d,]+) W free")
+    ma, mb = number.search(a), number.search(b)
+    if ma is None or mb is None or number.sub("", a) != number.sub("", b):
+        return False
+    fa, fb = (float(m.group(1).replace(",", "")) for m in (ma, mb))
+    return abs(fa - fb) <= 0.1 * max(fa, fb, 1.0)
+
+
+def _license_reasons(
+    plan: Plan,
+    pending: list[QueuedJob],
+    targets: dict[int, int | None],
+    budget: int | None,
+    cap: float | None,
+    obs: Observation,
+) -> None:
+    """Licenses mode: a pending job Slurm holds back for the power license gets ``needs X W, Y W free under
+    the cap`` (Y: the budget less the licenses in use); a job no longer waiting for it loses the reason."""
+    if budget is None or obs.license is None:
+        return
+    free = budget - obs.license.used
+    for job in pending:
+        target = targets.get(job.job_id)
+        if target is None or _oversize_held(job) or (target > budget):
+            continue
+        waits = job.reason == "Licenses"
+        _reason(plan, job, _free_text(target, free, cap) if waits else None)

@@ -14,6 +14,8 @@ from typing import Literal
 #: Job states of squeue that hold or will hold nodes.
 PENDING = "PENDING"
 RUNNING = "RUNNING"
+#: A job the overshoot response (or an operator) suspended: it holds its nodes, draws idle power.
+SUSPENDED = "SUSPENDED"
 
 
 class SlurmUnavailable(RuntimeError):
@@ -32,10 +34,10 @@ class SlurmAnswerError(ValueError):
 
 @dataclass(frozen=True)
 class QueuedJob:
-    """A job squeue lists as pending or running (other states are dropped by the backend)."""
+    """A job squeue lists as pending, running or suspended (other states are dropped by the backend)."""
 
     job_id: int
-    state: str  # PENDING or RUNNING
+    state: str  # PENDING, RUNNING or SUSPENDED
     user: str
     account: str
     name: str
@@ -107,7 +109,7 @@ class Observation:
     slurm_version: str = ""
 
 
-ActionKind = Literal["set_license", "hold", "release", "set_budget"]
+ActionKind = Literal["set_license", "hold", "release", "set_budget", "suspend", "resume", "requeue", "set_comment"]
 
 
 @dataclass(frozen=True)
@@ -121,3 +123,4 @@ class Action:
     prediction_watts: float | None = None
     previous: int | None = None  # the value it replaces (license or budget), for the audit log
     details: dict[str, object] = field(default_factory=dict)
+    text: str | None = None  # set_comment: the job's whole new AdminComment

@@ -4,7 +4,9 @@
 Tables: ``meta`` (the sacct cursor, the schema version, the measured idle watts per node), ``history`` (one row per
 finished job, ``job_id`` PRIMARY KEY: a job sacct repeats is counted once), ``predictions``, ``applied`` (the
 license the advisor last set per job), ``audit`` (every action, applied or not, with why and which prediction) and
-``cycles`` (one row per reconcile cycle: cap, budget, predicted and measured power).
+``cycles`` (one row per reconcile cycle: cap, budget, predicted and measured power), ``running`` (each running
+job's per-node power read from its exclusive nodes' CurrentWatts, gross) and ``overshoots`` (each spell of
+measured power above the cap).
 
 Restart safety. Each method is one transaction: a process killed mid-call leaves the file as before the call
 (SQLite's journal), and a job recorded twice is ignored. The cursor advances in the same transaction as the jobs
@@ -26,10 +28,13 @@ from typing import Any
 import polars as pl
 
 from wattsched.advise.records import Action, FinishedJob
+from wattsched.core.safe_files import UnsafeFileError, prepare_sqlite
 
 __all__ = ["SCHEMA_VERSION", "AdvisorStore", "StoreError", "job_watts"]
 
-SCHEMA_VERSION = 1
+#: 2 added ``running`` (node power measured while jobs run) and ``overshoots``; a version-1 file is upgraded in
+#: place (the tables are created), a newer one is refused.
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -49,6 +54,12 @@ CREATE TABLE IF NOT EXISTS cycles (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, mode TEXT, cap REAL, budget INTEGER,
     predicted_running REAL, predicted_power REAL, measured_power REAL, n_pending INTEGER, n_running INTEGER,
     fresh INTEGER, delayed TEXT, advanced TEXT);
+CREATE TABLE IF NOT EXISTS running (
+    job_id INTEGER PRIMARY KEY, user TEXT, account TEXT, name TEXT, nodes INTEGER, first REAL, last REAL,
+    samples INTEGER, watts_sum REAL, watts_last REAL, watts_max REAL);
+CREATE TABLE IF NOT EXISTS overshoots (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, start REAL, "end" REAL, cap REAL, peak REAL, seconds REAL,
+    cycles INTEGER, acted TEXT);
 """
 
 
@@ -76,6 +87,7 @@ class AdvisorStore:
         self._last_prediction: dict[int, tuple[Any, Any, Any]] | None = None  # per pending job, as last recorded
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            prepare_sqlite(self.path, "advisor state")  # no symlink, ours, one link (core/safe_files.py)
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
@@ -83,7 +95,7 @@ class AdvisorStore:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     self.db.execute(statement)
                 found = self._meta("schema_version")
-                if found is None:
+                if found is None or int(found) < SCHEMA_VERSION:  # created now, or upgraded: tables are additive
                     self._set_meta("schema_version", str(SCHEMA_VERSION))
                 elif int(found) > SCHEMA_VERSION:
                     raise StoreError(
@@ -92,6 +104,8 @@ class AdvisorStore:
                     )
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable advisor state file: {exc}") from None
+        except UnsafeFileError as exc:
+            raise StoreError(str(exc)) from None
 
     # ------------------------------------------------------------------------------------------------ basics
     def _tx(self) -> _Transaction:
@@ -127,6 +141,91 @@ class AdvisorStore:
     def set_idle_watts(self, watts: float) -> None:
         with self._tx():
             self._set_meta("idle_watts", repr(float(watts)))
+
+    def worst_watts(self) -> float | None:
+        """The highest CurrentWatts seen on one node (gross), None before any reading: the observed worst case."""
+        value = self._meta("worst_watts")
+        return None if value is None else float(value)
+
+    def raise_worst_watts(self, watts: float) -> float:
+        """Keep ``watts`` as the observed worst case when it is higher than the one kept; returns the kept one."""
+        with self._tx():
+            kept = self.worst_watts()
+            if kept is None or watts > kept:
+                self._set_meta("worst_watts", repr(float(watts)))
+                return float(watts)
+            return kept
+
+    # ------------------------------------------------------------------------------------------------ running
+    def record_running(self, samples: Sequence[tuple[Any, float]], t: float) -> None:
+        """One reading per running job measured this cycle: ``(job, gross watts per node)`` where ``job`` has
+        ``job_id, user, account, name, nodes``. Kept as count, sum, last and max per job."""
+        with self._tx():
+            for job, watts in samples:
+                self.db.execute(
+                    "INSERT INTO running (job_id, user, account, name, nodes, first, last, samples, watts_sum,"
+                    " watts_last, watts_max) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT(job_id) DO UPDATE"
+                    " SET last = excluded.last, samples = samples + 1, watts_sum = watts_sum + excluded.watts_sum,"
+                    " watts_last = excluded.watts_last, watts_max = MAX(watts_max, excluded.watts_max)",
+                    (job.job_id, job.user, job.account, job.name, job.nodes, t, t, watts, watts, watts),
+                )
+
+    def running_frame(self) -> pl.DataFrame:
+        """Every job measured while running: job_id, user, account, name, nodes, first, last, samples, mean
+        (gross W per node), last_watts, max_watts."""
+        rows = self.db.execute(
+            "SELECT job_id, user, account, name, nodes, first, last, samples, watts_sum / samples, watts_last,"
+            " watts_max FROM running ORDER BY last, job_id"
+        ).fetchall()
+        schema = {
+            "job_id": pl.Int64, "user": pl.Utf8, "account": pl.Utf8, "name": pl.Utf8, "nodes": pl.Int64,
+            "first": pl.Float64, "last": pl.Float64, "samples": pl.Int64, "mean": pl.Float64,
+            "last_watts": pl.Float64, "max_watts": pl.Float64,
+        }  # fmt: skip
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    def sacct_correction(self, min_samples: int = 3, last: int = 50) -> tuple[float, int]:
+        """How far sacct's energy under-reads a job's power: the median, over the ``last`` completed jobs also
+        measured while running (at least ``min_samples`` readings), of running mean / sacct's per-node power,
+        clamped to [1, 1.5] (it only ever raises: a reading above the truth is already conservative). Returns the
+        factor and how many jobs it rests on (1.0 and 0 without any)."""
+        rows = self.db.execute(
+            "SELECT r.watts_sum / r.samples, h.watts_gross FROM running r JOIN history h USING (job_id) WHERE"
+            ' r.samples >= ? AND h.usable = 1 AND h.watts_gross > 0 ORDER BY h."end" DESC LIMIT ?',
+            (min_samples, last),
+        ).fetchall()
+        if not rows:
+            return 1.0, 0
+        ratios = sorted(float(a) / float(b) for a, b in rows)
+        mid = len(ratios) // 2
+        median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        return min(max(median, 1.0), 1.5), len(ratios)
+
+    # ------------------------------------------------------------------------------------------------ overshoots
+    def record_overshoot(
+        self, start: float, end: float | None, cap: float, peak: float, seconds: float, cycles: int, acted: list[int]
+    ) -> None:
+        """Open (``end`` None) or update the spell of measured power above the cap that began at ``start``."""
+        with self._tx():
+            row = self.db.execute("SELECT id FROM overshoots WHERE start = ?", (start,)).fetchone()
+            values = (end, cap, peak, seconds, cycles, json.dumps(sorted({int(j) for j in acted})))
+            if row is None:
+                self.db.execute(
+                    'INSERT INTO overshoots (start, "end", cap, peak, seconds, cycles, acted) VALUES (?, ?, ?, ?, ?,'
+                    " ?, ?)",
+                    (start, *values),
+                )
+            else:
+                self.db.execute(
+                    'UPDATE overshoots SET "end" = ?, cap = ?, peak = ?, seconds = ?, cycles = ?, acted = ?'
+                    " WHERE id = ?",
+                    (*values, row[0]),
+                )
+
+    def over_cap_seconds(self) -> float:
+        """Seconds spent above the cap over the whole state's life (the counter's value after a restart)."""
+        row = self.db.execute("SELECT COALESCE(SUM(seconds), 0) FROM overshoots").fetchone()
+        return float(row[0])
 
     # ------------------------------------------------------------------------------------------------ history
     def record_finished(
@@ -332,7 +431,7 @@ class AdvisorStore:
 
     def frame(self, table: str) -> pl.DataFrame:
         """A whole table (``cycles``, ``audit``, ``predictions``, ``applied``, ``history``) as a frame."""
-        if table not in ("cycles", "audit", "predictions", "applied", "history", "meta"):
+        if table not in ("cycles", "audit", "predictions", "applied", "history", "meta", "running", "overshoots"):
             raise ValueError(f"no table {table!r} in the advisor state")
         cur = self.db.execute(f"SELECT * FROM {table}")  # the name is checked above
         names = [d[0] for d in cur.description]

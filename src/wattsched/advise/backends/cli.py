@@ -154,10 +154,12 @@ class SlurmCLI:
         if action.job_id is None:
             raise SlurmAnswerError(action.kind, None, "job_id", "no job given")
         job = str(action.job_id)
-        if action.kind == "hold":
-            self.run(["scontrol", "hold", job], change=True)
-        elif action.kind == "release":
-            self.run(["scontrol", "release", job], change=True)
+        if action.kind in ("hold", "release", "suspend", "resume", "requeue"):
+            # hold/release: the oversize hold and gate mode; suspend/resume/requeue: the overshoot response
+            self.run(["scontrol", action.kind, job], change=True)
+        elif action.kind == "set_comment":
+            text = (action.text or "").replace("\n", " ")
+            self.run(["scontrol", "update", f"JobId={job}", f"AdminComment={text}"], change=True)
         elif action.kind == "set_license":
             if action.value is None or action.value < 0:
                 raise SlurmAnswerError("set_license", f"job {job}", "value", f"{action.value!r} is not a wattage")

@@ -18,6 +18,7 @@ from typing import Any
 from wattsched.advise.records import (
     PENDING,
     RUNNING,
+    SUSPENDED,
     FinishedJob,
     LicenseState,
     NodePower,
@@ -141,20 +142,20 @@ def license_watts(text: str, name: str, source: str, record: str) -> int | None:
 
 
 def queued_jobs(doc: dict[str, Any], source: str, license_name: str) -> tuple[QueuedJob, ...]:
-    """Pending and running jobs of a ``squeue --json`` (or ``GET /slurm/v0.0.38/jobs``) answer. 22.05 ignores
+    """Pending, running and suspended jobs of a ``squeue --json`` (or ``GET /slurm/v0.0.38/jobs``) answer. 22.05 ignores
     ``squeue -t``, so the state filter is applied here; other states are dropped."""
     out: list[QueuedJob] = []
     for i, raw in enumerate(_jobs(doc, source)):
         j = _Job(raw, source, i)
         state = j.text("job_state")
-        if state not in (PENDING, RUNNING):
+        if state not in (PENDING, RUNNING, SUSPENDED):
             continue
         nodes = j.number("node_count")
         if nodes is None or nodes != int(nodes) or nodes < 1:
             raise j.fail("node_count", f"{j.job.get('node_count')!r} is not a positive node count")
         priority = j.number("priority")
         limit = limit_or_none(j.number("time_limit", required=False))
-        node_text = j.text("nodes", required=False) if state == RUNNING else ""
+        node_text = j.text("nodes", required=False) if state != PENDING else ""
         try:
             names = expand_hostlist(node_text) if node_text else ()
         except ValueError as exc:
@@ -169,7 +170,7 @@ def queued_jobs(doc: dict[str, Any], source: str, license_name: str) -> tuple[Qu
                 partition=j.text("partition", required=False),
                 nodes=int(nodes),
                 submit_time=j.epoch("submit_time") or 0.0,
-                start_time=j.epoch("start_time") if state == RUNNING else None,
+                start_time=j.epoch("start_time") if state != PENDING else None,
                 time_limit=None if limit is None else limit * 60.0,
                 license_watts=license_watts(
                     j.text("licenses", required=False), license_name, source, f"job {j.job_id}"

@@ -152,7 +152,8 @@ class SlurmREST:
         return Observation(now, queue, finished, nodes, lic, self.version)
 
     def apply(self, action: Action) -> None:
-        if action.kind == "set_budget":  # no budget endpoint in 22.05: the command-line backend
+        if action.kind in ("set_budget", "suspend", "resume", "requeue", "set_comment"):
+            # 22.05's REST API has no budget, suspend, requeue or AdminComment endpoint: the command-line tools
             self.cli.apply(action)
             return
         if action.job_id is None:
