@@ -237,12 +237,12 @@ def test_job_submit_lua_default_license_refusals_and_gate() -> None:
         ranged = c.submit(user="wsbob", seconds=30, name="ranged", extra=["--nodes=1-2"])
         assert c.job_fields(ranged)["Licenses"] == f"power:{default}"  # the largest count: the worst case
         own = c.submit(user="wsalice", seconds=30, license_watts=300, name="own")
-        assert c.job_fields(own)["Licenses"] == "power:300" and "wattsched" not in c.job_fields(own).get(
-            "AdminComment", ""
-        )
+        # a user's own request is replaced by the default (issue 28: `-L power:1` was a way around the cap)
+        assert c.job_fields(own)["Licenses"] == f"power:{default // 2}"
+        assert "wattsched:default" in c.job_fields(own).get("AdminComment", "")
         lower = c.run("scontrol", "update", f"JobId={own}", "Licenses=power:10", user="wsalice", check=False)
         assert lower.returncode != 0 and "denied" in lower.stderr
-        assert c.job_fields(own)["Licenses"] == "power:300"
+        assert c.job_fields(own)["Licenses"] == f"power:{default // 2}"
         backend = _cli(c)
         backend.probe()
         backend.apply(Action("set_license", own, 200, "the advisor (root) may"))

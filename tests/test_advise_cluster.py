@@ -193,7 +193,9 @@ def test_licenses_mode_keeps_measured_power_under_the_cap_and_learns(tmp_path: P
         state = tmp_path / "advisor.sqlite"
         truth = {"wsalice": 350.0, "wsbob": 150.0}
         status = tmp_path / "s.json"
-        config = _config(tmp_path, "")
+        # fall_jobs = 1: this test measures how close learning gets to the truth after two jobs, not the gradual
+        # fall (tests/test_advise_learn.py) that would keep the estimates a third of the way to the worst case
+        config = _config(tmp_path, "[learning]\nfall_jobs = 1\n")
         with (
             PowerSampler(c) as sampler,
             _advisor(c, state, "--config", str(config), "--cap", f"{cap}W", "--status-file", str(status)),
@@ -339,10 +341,19 @@ def test_faults_kill_9_mid_cycle_slurmctld_restart_and_a_malformed_answer(tmp_pa
         with _advisor(c, state, "--config", config, "--cap", "1200W", "--status-file", str(tmp_path / "status.json")):
             time.sleep(2)
             restart_slurmctld(c.base)
-            time.sleep(4)
-            status = json.loads((tmp_path / "status.json").read_text())
-            assert status["error"] is None and status["slurm_version"].startswith("22.05")
+            # right after the restart the controller answers before it has its nodes' power back (every node at
+            # 0 W): those cycles are untrusted and act on nothing; the advisor is back once the readings are
+            deadline, status = time.time() + 90, {}
+            while time.time() < deadline:
+                time.sleep(1)
+                status = json.loads((tmp_path / "status.json").read_text())
+                if status["error"] is None:
+                    break
+            assert status["error"] is None and status["slurm_version"].startswith("22.05"), status
         assert _licenses(c, pending) == after
+        with AdvisorStore(state) as store:
+            errors = [e for e in store.frame("audit")["error"].to_list() if e]
+        print("cycles without action around the restart:", sorted({e.split(":")[0] for e in errors}))
         c.run("scancel", str(blocker))
         _wait_done(c, pending, timeout=60)
 

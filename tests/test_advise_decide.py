@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from wattsched.advise.config import AdvisorConfig, load_config
+from wattsched.advise.config import AdvisorConfig, AdvisorConfigError, load_config
 from wattsched.advise.decide import budget_for, decide, license_for
 from wattsched.advise.learn import Estimate
 from wattsched.advise.records import LicenseState, NodePower, Observation, QueuedJob
@@ -217,3 +217,35 @@ def test_rule7_shadow_flags_and_would_delay_advance() -> None:
     plan = _plan(_obs(started_before, started_now, blocked), light, cfg)
     assert plan.delayed == [] and plan.advanced == [3]
     assert next(r for r in plan.rows if r["job_id"] == 3)["would"] == "advance"
+
+
+def test_domains_release_a_job_only_where_its_domain_has_room() -> None:
+    """Two domains under the 2,000 W cluster cap (8 nodes of 100 W idle): r1 = n[0-3] at 800 W (400 W for jobs),
+    r2 = n[4-7] at 1,000 W (600 W). A 2-node job needing 420 W fits only r2 and is released with an ExcNodeList
+    that keeps it there; the next one fits nowhere and waits, with its reason."""
+    domains = [{"name": "r1", "nodes": "n[0-3]", "watts": 800}, {"name": "r2", "nodes": "n[4-7]", "watts": 1000}]
+    cfg = _cfg(mode="gate", domains=domains)
+    plan = _plan(_obs(_held(2), _held(3), total=None), {2: _est(200.0), 3: _est(200.0)}, cfg)
+    acts = [(a.kind, a.job_id, a.text) for a in plan.actions if a.kind != "set_comment"]
+    assert acts == [("set_nodes", 2, "n[0-3]"), ("release", 2, None)]
+    assert plan.domain_room == {"r1": 400.0, "r2": 600.0}
+    (reason,) = [a.text for a in plan.actions if a.kind == "set_comment" and a.job_id == 3]
+    assert reason == "wattsched:gate power: needs 420 W; no domain has room for it (r1 400 W, r2 180 W free)"
+    # a running job on r2 counts there: 2 × 150 W on n4, n5 leaves r2 300 W, so job 2 goes to neither
+    running = _job(1, "RUNNING", nodes=2, node_names=("n4", "n5"))
+    plan = _plan(_obs(running, _held(2), total=None), {1: _est(150.0), 2: _est(200.0)}, cfg)
+    assert [a.kind for a in plan.actions if a.kind != "set_comment"] == []
+    # a job larger than any domain spans domains that each have room for their share
+    big = _held(4, nodes=6)
+    plan = _plan(_obs(big, total=None), {4: _est(50.0)}, cfg)  # 6 × 50 × 1.05 = 315 W; 4 nodes at most per domain
+    assert [a.kind for a in plan.actions if a.kind != "set_comment"] == ["release"]  # both domains: no exclusion
+
+
+def test_domains_are_refused_in_licenses_mode_and_must_not_overlap() -> None:
+    with pytest.raises(AdvisorConfigError, match="enforced in gate mode"):
+        _cfg(domains=[{"name": "r1", "nodes": "n[0-3]", "watts": 800}])
+    with pytest.raises(AdvisorConfigError, match="node n3 is in both"):
+        _cfg(
+            mode="gate",
+            domains=[{"name": "a", "nodes": "n[0-3]", "watts": 1}, {"name": "b", "nodes": "n[3-4]", "watts": 1}],
+        )

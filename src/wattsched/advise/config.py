@@ -18,9 +18,16 @@ Choices (docs/decisions.md, "advisor"):
 - **learning.estimate** ``quantile`` (default, q = 0.9): the normal approximation ``mean + z_q·σ``, where mean is
   the predictor's estimate and σ the spread (ddof 0) of the key's completed jobs' per-node power, capped by the
   highest per-node power the key has shown; ``mean`` is the predictor's estimate; ``max`` the key's highest.
-- **learning.default_watts_per_node** None (default): a job without history is sized at the worst case,
-  ``power.max_watts_per_node`` (net of idle under ``net``); when that is unknown too, at the whole budget (it runs
-  alone). Both are conservative: a new user cannot break the cap, and learns its way down after one job.
+- **learning.default_watts_per_node** None (default): a job without evidence is sized at the worst case,
+  ``power.max_watts_per_node`` (net of idle under ``net``), else the highest node power observed (once three
+  jobs have completed), else the whole budget. A job whose license would exceed the whole budget is held, never
+  run alone above the cap.
+- **learning.floor_share** 0.1, **fall_jobs** 3, **scale_up** 2 (estimates no user can talk down,
+  ``advise/learn.py``): a floor of 10 % of the worst case per node; the fall from the worst case spread over three
+  jobs; a job of m nodes is evidence for jobs of up to 2m nodes.
+- **on_overshoot** ``none`` (default): an overshoot of the measured power is always caught (logged, counted, in
+  the status file, ``alert_command``); acting on running jobs (``suspend``, ``requeue``) is the operator's
+  choice, because it interrupts users' work (``advise/overshoot.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ __all__ = [
     "BackendConfig",
     "CapConfig",
     "CapWindow",
+    "DomainConfig",
     "LearningConfig",
     "PowerConfig",
     "load_config",
@@ -328,6 +336,23 @@ class BackendConfig(_Strict):
         return self
 
 
+class DomainConfig(_Strict):
+    """A power domain (``advise/domains.py``): a named node set with its own cap, under the cluster cap."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    nodes: str  # a Slurm hostlist, e.g. "n[1-4]"
+    watts: Watts
+
+    @field_validator("nodes")
+    @classmethod
+    def _hostlist(cls, value: str) -> str:
+        from wattsched.dataset.hostlist import expand_hostlist
+
+        if not expand_hostlist(value):  # a ValueError naming the expression when malformed
+            raise ValueError(f"no node in {value!r}")
+        return value
+
+
 class AdvisorConfig(_Strict):
     """Everything ``wattsched advise`` needs; the cap is the only value without a default."""
 
@@ -346,6 +371,28 @@ class AdvisorConfig(_Strict):
     on_overshoot: Literal["none", "suspend", "requeue"] = "none"
     alert_command: list[str] | None = None  # run (no shell) on each overshoot's start and end, details in its env
     admin_users: list[str] = Field(default_factory=lambda: ["root"])  # their jobs are never suspended or requeued
+    domains: list[DomainConfig] = Field(default_factory=list)  # power domains (gate or shadow mode)
+
+    @model_validator(mode="after")
+    def _domains(self) -> AdvisorConfig:
+        from wattsched.dataset.hostlist import expand_hostlist
+
+        seen: dict[str, str] = {}
+        names: set[str] = set()
+        for d in self.domains:
+            if d.name in names:
+                raise ValueError(f"domains: the name {d.name!r} is used twice")
+            names.add(d.name)
+            for node in expand_hostlist(d.nodes):
+                if node in seen:
+                    raise ValueError(f"domains: node {node} is in both {seen[node]!r} and {d.name!r}")
+                seen[node] = d.name
+        if self.domains and self.mode == "licenses":
+            raise ValueError(
+                "domains: enforced in gate mode (a job is released only where its domain has room; a license "
+                'cannot say where a job lands): set mode = "gate", or "shadow" to watch them'
+            )
+        return self
 
 
 _PATHS = {("state",), ("status_file",), ("report_dir",), ("cap", "file")}

@@ -39,8 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wattsched.advise.config import AdvisorConfig
+from wattsched.advise.domains import Domain, allowed, committed, domain_budgets, domains_of, exclusion, place
 from wattsched.advise.learn import Estimate
 from wattsched.advise.records import PENDING, RUNNING, Action, Observation, QueuedJob
+from wattsched.advise.slurm import GATE_MARKER, OVERSIZE_MARKER  # the AdminComment markers (and the Lua's)
+from wattsched.dataset.hostlist import expand_hostlist
 
 __all__ = [
     "GATE_MARKER",
@@ -60,11 +63,6 @@ log = logging.getLogger(__name__)
 #: The state reasons of jobs held by the advisor's gate: job_submit.lua sets priority 0 at submit, which 22.05
 #: shows as JobHeldUser (JobHeldAdmin when an operator holds with the marker kept).
 GATE_REASONS = frozenset({"JobHeldAdmin", "JobHeldUser"})
-#: The AdminComment marker job_submit.lua sets on the jobs it holds: an admin's own hold is never released.
-GATE_MARKER = "wattsched:gate"
-#: The AdminComment marker of a job held because it needs more than the whole budget (set by job_submit.lua at
-#: submit or by the advisor); the advisor releases it once its license fits the budget.
-OVERSIZE_MARKER = "wattsched:oversize"
 #: Where the advisor's reason starts in a job's AdminComment (the markers stay before it).
 REASON_PREFIX = "power:"
 
@@ -84,6 +82,7 @@ class Plan:
     delayed: list[int] = field(default_factory=list)
     advanced: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    domain_room: dict[str, float] = field(default_factory=dict)  # power domains: budget less committed, W
 
 
 def idle_of(obs: Observation, config: AdvisorConfig, idle_watts: float | None) -> float | None:
@@ -110,6 +109,12 @@ def plain_idle(state: str) -> bool:
     """IDLE and nothing that changes its power (``IDLE+POWERED_DOWN``, ``IDLE+DRAIN``, ...)."""
     flags = state.upper().split("+")
     return flags[0] == "IDLE" and not any(f.startswith(("POWER", "DRAIN", "DOWN", "FAIL")) for f in flags[1:])
+
+
+def plain_up(state: str) -> bool:
+    """A node that should report power: not down, drained, failed or powered down."""
+    flags = state.upper().split("+")
+    return bool(flags[0]) and not any(f.startswith(("POWER", "DRAIN", "DOWN", "FAIL")) for f in flags)
 
 
 def budget_for(cap: float | None, obs: Observation, config: AdvisorConfig, idle: float | None) -> int | None:
@@ -278,7 +283,8 @@ def decide(
     if mode != "gate":
         _license_reasons(plan, pending, targets, budget, cap, obs)
     if mode == "gate":
-        _gate(plan, pending, targets, estimates, budget, cap, fresh)
+        rooms = _domain_rooms(plan, obs, config, idle, pending, targets, estimates, budget)
+        _gate(plan, pending, targets, estimates, budget, cap, fresh, rooms)
     if mode == "shadow":
         _shadow(plan, running, pending, targets, estimates, budget, now - config.interval if since is None else since)
     return plan
@@ -292,10 +298,15 @@ def _gate(
     budget: int | None,
     cap: float | None,
     fresh: bool,
+    rooms: _Rooms | None = None,
 ) -> None:
-    """Rule 6: release held jobs in submit order while they fit."""
+    """Rule 6: release held jobs in submit order while they fit (the cluster budget, and with power domains, a
+    domain with room: the job is released with an ExcNodeList that keeps it there)."""
     held = [j for j in pending if j.held and j.reason in GATE_REASONS and GATE_MARKER in j.admin_comment]
     if not held:
+        return
+    if rooms is not None and rooms.room is None:
+        plan.notes.append(f"a domain's budget is unknown (idle power): none of {len(held)} held job(s) released")
         return
     if not fresh:
         plan.notes.append(f"stale data: none of {len(held)} held job(s) released")
@@ -328,6 +339,20 @@ def _gate(
             _reason(plan, job, _free_text(need or 0, budget - committed, cap))
             stopped = True
             continue
+        if rooms is not None and rooms.room is not None:
+            chosen, why = place(job, float(need or 0), rooms.domains, rooms.room)
+            if chosen is None:
+                plan.notes.append(f"job {job.job_id}: {why}")
+                _reason(plan, job, why)
+                stopped = True
+                continue
+            per_node = float(need or 0) / max(job.nodes, 1)
+            for d in rooms.domains:
+                if d.name in chosen:
+                    rooms.room[d.name] -= per_node * allowed(job, d)
+            fence = exclusion(job, rooms.domains, chosen, rooms.nodes)
+            if set(expand_hostlist(fence) if fence else ()) != set(job.excluded_nodes):
+                plan.actions.append(Action("set_nodes", job.job_id, None, f"kept in {why}", text=fence))
         committed += need or 0
         _set_comment(plan, job, comment_with(job.admin_comment, drop=(OVERSIZE_MARKER,), reason=None), "released")
         est = estimates.get(job.job_id)
@@ -340,6 +365,47 @@ def _gate(
                 prediction_watts=None if est is None else job.nodes * est.watts_per_node,
             )
         )
+
+
+@dataclass
+class _Rooms:
+    """The power domains' room for jobs this cycle: budget less what is committed (None: a budget unknown)."""
+
+    domains: tuple[Domain, ...]
+    room: dict[str, float] | None
+    nodes: tuple[str, ...]
+
+
+def _domain_rooms(
+    plan: Plan,
+    obs: Observation,
+    config: AdvisorConfig,
+    idle: float | None,
+    pending: list[QueuedJob],
+    targets: dict[int, int | None],
+    estimates: dict[int, Estimate],
+    budget: int | None,
+) -> _Rooms | None:
+    """Each domain's budget less what its running and released jobs are predicted to draw in it."""
+    if not config.domains:
+        return None
+    domains = domains_of(config.domains)
+    budgets = domain_budgets(domains, config.power.definition, idle)
+    nodes = tuple(n.name for n in obs.nodes)
+    if any(b is None for b in budgets.values()):
+        return _Rooms(domains, None, nodes)
+    predicted = {
+        j.job_id: (
+            float(targets[j.job_id] or 0)
+            if j.state == PENDING and targets.get(j.job_id) is not None
+            else _predicted(j, estimates.get(j.job_id), budget)
+        )
+        for j in obs.queue
+    }
+    used = committed(obs, domains, predicted)
+    room = {d.name: float(budgets[d.name] or 0) - used[d.name] for d in domains}
+    plan.domain_room = dict(room)
+    return _Rooms(domains, room, nodes)
 
 
 def _shadow(
@@ -405,8 +471,10 @@ def _hold_oversize(
     under = f" under the {cap:,.0f} W cap" if cap is not None else ""
     reason = f"needs {target:,} W, more than the whole {budget:,} W budget{under}: held until it fits"
     row["reason"] = reason
-    # held already by an admin or the gate (a user cannot release either): the marker and the reason suffice
-    if not (job.held and (job.reason == "JobHeldAdmin" or GATE_MARKER in job.admin_comment.split())):
+    # held already by an admin, the gate or the Lua's oversize hold (a user can release none of them): the marker
+    # and the reason suffice
+    words = job.admin_comment.split()
+    if not (job.held and (job.reason == "JobHeldAdmin" or GATE_MARKER in words or OVERSIZE_MARKER in words)):
         plan.actions.append(Action("hold", job.job_id, target, reason, previous=job.license_watts))
         log.warning("job %s: %s", job.job_id, reason)
     _set_comment(plan, job, comment_with(job.admin_comment, add=(OVERSIZE_MARKER,), reason=reason), reason)

@@ -53,6 +53,8 @@ class QueuedJob:
     admin_comment: str = (
         ""  # AdminComment: the advisor's job_submit.lua markers ("wattsched:gate", "wattsched:default")
     )
+    excluded_nodes: tuple[str, ...] = ()  # ExcNodeList (the user's, or the advisor's domain restriction)
+    required_nodes: tuple[str, ...] = ()  # ReqNodeList (--nodelist)
 
 
 @dataclass(frozen=True)
@@ -123,4 +125,4 @@ class Action:
     prediction_watts: float | None = None
     previous: int | None = None  # the value it replaces (license or budget), for the audit log
     details: dict[str, object] = field(default_factory=dict)
-    text: str | None = None  # set_comment: the job's whole new AdminComment
+    text: str | None = None  # set_comment: the job's whole new AdminComment; set_nodes: its new ExcNodeList

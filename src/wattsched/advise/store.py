@@ -53,12 +53,12 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE TABLE IF NOT EXISTS cycles (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, mode TEXT, cap REAL, budget INTEGER,
     predicted_running REAL, predicted_power REAL, measured_power REAL, n_pending INTEGER, n_running INTEGER,
-    fresh INTEGER, delayed TEXT, advanced TEXT);
+    fresh INTEGER, delayed TEXT, advanced TEXT, over_license TEXT);
 CREATE TABLE IF NOT EXISTS running (
     job_id INTEGER PRIMARY KEY, user TEXT, account TEXT, name TEXT, nodes INTEGER, first REAL, last REAL,
     samples INTEGER, watts_sum REAL, watts_last REAL, watts_max REAL);
 CREATE TABLE IF NOT EXISTS overshoots (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, start REAL, "end" REAL, cap REAL, peak REAL, seconds REAL,
+    id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT, start REAL, "end" REAL, cap REAL, peak REAL, seconds REAL,
     cycles INTEGER, acted TEXT);
 """
 
@@ -96,6 +96,9 @@ class AdvisorStore:
                     self.db.execute(statement)
                 found = self._meta("schema_version")
                 if found is None or int(found) < SCHEMA_VERSION:  # created now, or upgraded: tables are additive
+                    columns = {row[1] for row in self.db.execute("PRAGMA table_info(cycles)")}
+                    if "over_license" not in columns:  # a version-1 file
+                        self.db.execute("ALTER TABLE cycles ADD COLUMN over_license TEXT")
                     self._set_meta("schema_version", str(SCHEMA_VERSION))
                 elif int(found) > SCHEMA_VERSION:
                     raise StoreError(
@@ -203,17 +206,27 @@ class AdvisorStore:
 
     # ------------------------------------------------------------------------------------------------ overshoots
     def record_overshoot(
-        self, start: float, end: float | None, cap: float, peak: float, seconds: float, cycles: int, acted: list[int]
+        self,
+        start: float,
+        end: float | None,
+        cap: float,
+        peak: float,
+        seconds: float,
+        cycles: int,
+        acted: list[int],
+        *,
+        scope: str = "cluster",
     ) -> None:
-        """Open (``end`` None) or update the spell of measured power above the cap that began at ``start``."""
+        """Open (``end`` None) or update the spell of measured power above the cap of ``scope`` (the cluster or a
+        power domain) that began at ``start``."""
         with self._tx():
-            row = self.db.execute("SELECT id FROM overshoots WHERE start = ?", (start,)).fetchone()
+            row = self.db.execute("SELECT id FROM overshoots WHERE start = ? AND scope = ?", (start, scope)).fetchone()
             values = (end, cap, peak, seconds, cycles, json.dumps(sorted({int(j) for j in acted})))
             if row is None:
                 self.db.execute(
-                    'INSERT INTO overshoots (start, "end", cap, peak, seconds, cycles, acted) VALUES (?, ?, ?, ?, ?,'
-                    " ?, ?)",
-                    (start, *values),
+                    'INSERT INTO overshoots (scope, start, "end", cap, peak, seconds, cycles, acted)'
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scope, start, *values),
                 )
             else:
                 self.db.execute(
@@ -222,9 +235,18 @@ class AdvisorStore:
                     (*values, row[0]),
                 )
 
+    def suspended_jobs(self) -> dict[int, float]:
+        """The jobs the advisor suspended and has not resumed: job → what it drew (W, the cap's basis)."""
+        value = self._meta("suspended")
+        return {int(k): float(v) for k, v in json.loads(value).items()} if value else {}
+
+    def set_suspended_jobs(self, jobs: dict[int, float]) -> None:
+        with self._tx():
+            self._set_meta("suspended", json.dumps({str(k): v for k, v in sorted(jobs.items())}))
+
     def over_cap_seconds(self) -> float:
-        """Seconds spent above the cap over the whole state's life (the counter's value after a restart)."""
-        row = self.db.execute("SELECT COALESCE(SUM(seconds), 0) FROM overshoots").fetchone()
+        """Seconds the cluster spent above its cap over the whole state's life."""
+        row = self.db.execute("SELECT COALESCE(SUM(seconds), 0) FROM overshoots WHERE scope = 'cluster'").fetchone()
         return float(row[0])
 
     # ------------------------------------------------------------------------------------------------ history
@@ -405,13 +427,15 @@ class AdvisorStore:
         delayed: Sequence[int] = (),
         advanced: Sequence[int] = (),
         predicted_power: float | None = None,
+        over_license: Sequence[int] = (),
     ) -> int:
         """One reconcile cycle; returns its id (the ``cycle`` of its audit rows). ``predicted_running`` is on the
         budget's basis, ``predicted_power`` and ``measured_power`` on the cap's (``decide.Plan``)."""
         with self._tx():
             cur = self.db.execute(
                 "INSERT INTO cycles (time, mode, cap, budget, predicted_running, predicted_power, measured_power,"
-                " n_pending, n_running, fresh, delayed, advanced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " n_pending, n_running, fresh, delayed, advanced, over_license)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     t,
                     mode,
@@ -425,6 +449,7 @@ class AdvisorStore:
                     int(fresh),
                     json.dumps([int(j) for j in delayed]),
                     json.dumps([int(j) for j in advanced]),
+                    json.dumps([int(j) for j in over_license]),
                 ),
             )
             return int(cur.lastrowid or 0)

@@ -21,7 +21,7 @@ CLUSTER = "testbed"
 STATE_FILE = "testbed.json"
 
 #: Users ``up`` creates (when missing) and gives an association, so tests submit as several users.
-TEST_USERS = ("wsalice", "wsbob")
+TEST_USERS = ("wsalice", "wsbob", "wscarol", "wsdave")  # four: the advisor's mixed workload (bench/advisor_mixed.py)
 
 #: The Slurm account of every testbed user.
 ACCOUNT = "testbed"

@@ -157,6 +157,8 @@ class SlurmCLI:
         if action.kind in ("hold", "release", "suspend", "resume", "requeue"):
             # hold/release: the oversize hold and gate mode; suspend/resume/requeue: the overshoot response
             self.run(["scontrol", action.kind, job], change=True)
+        elif action.kind == "set_nodes":  # a power domain's restriction (advise/domains.py)
+            self.run(["scontrol", "update", f"JobId={job}", f"ExcNodeList={action.text or ''}"], change=True)
         elif action.kind == "set_comment":
             text = (action.text or "").replace("\n", " ")
             self.run(["scontrol", "update", f"JobId={job}", f"AdminComment={text}"], change=True)

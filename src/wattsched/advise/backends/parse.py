@@ -179,9 +179,20 @@ def queued_jobs(doc: dict[str, Any], source: str, license_name: str) -> tuple[Qu
                 reason=j.text("state_reason", required=False),
                 node_names=names,
                 admin_comment=j.text("admin_comment", required=False),  # the job_submit.lua markers
+                excluded_nodes=_node_list(j, "excluded_nodes"),
+                required_nodes=_node_list(j, "required_nodes"),
             )
         )
     return tuple(out)
+
+
+def _node_list(j: _Job, key: str) -> tuple[str, ...]:
+    """A hostlist field of a job (``excluded_nodes``, ``required_nodes``) expanded; () when empty."""
+    text = j.text(key, required=False)
+    try:
+        return expand_hostlist(text) if text else ()
+    except ValueError as exc:
+        raise j.fail(key, str(exc)) from None
 
 
 def _tres(j: _Job, value: Any, field_name: str) -> dict[str, str]:

@@ -152,7 +152,7 @@ class SlurmREST:
         return Observation(now, queue, finished, nodes, lic, self.version)
 
     def apply(self, action: Action) -> None:
-        if action.kind in ("set_budget", "suspend", "resume", "requeue", "set_comment"):
+        if action.kind in ("set_budget", "suspend", "resume", "requeue", "set_comment", "set_nodes"):
             # 22.05's REST API has no budget, suspend, requeue or AdminComment endpoint: the command-line tools
             self.cli.apply(action)
             return

@@ -41,6 +41,10 @@ local OVERSIZE = "hold"
 -- Nodes assumed for a job that states no node count (-N, -w), no task count (-n) and no job-wide TRES
 -- (--gpus): nil counts its partition's node limit; 1 trusts Slurm's default of one task.
 local UNSIZED_NODES = nil
+-- Power domains (the advisor's [[domains]], gate mode): the advisor releases a job with an ExcNodeList that keeps
+-- it inside a domain with room; users may then not change where a job may run (ExcNodeList, ReqNodeList,
+-- Features) until it starts.
+local DOMAINS = false
 
 local DEFAULT_MARK = "wattsched:default"
 local GATE_MARK = "wattsched:gate"
@@ -537,6 +541,11 @@ local function guard_modify(job_desc, job_rec, part_list, modify_uid)
    if guarded and job_rec.priority == 0 and releases(job_desc) then
       slurm.log_info("wattsched: refused uid %d the release of job %s (held for the power cap: %s)", modify_uid,
                      job_id, marks)
+      return refused
+   end
+   if DOMAINS and (job_desc.exc_nodes ~= nil or job_desc.req_nodes ~= nil or job_desc.features ~= nil) then
+      slurm.log_info("wattsched: refused uid %d a change of where job %s may run (power domains)", modify_uid,
+                     job_id)
       return refused
    end
    if changes_size(job_desc) then
