@@ -253,3 +253,140 @@ def test_up_on_a_file_fails_in_one_line(tmp_path: Path) -> None:
     assert done.exit_code == 2
     lines = done.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {tmp_path / 'afile'}: File exists")
+
+
+# ----------------------------------------------------------------------------------------- what `down` finds
+def test_a_daemon_is_the_testbeds_by_its_configuration_never_by_a_word_in_its_arguments() -> None:
+    base = Path("/tmp/tb")
+    conf = "/tmp/tb/slurm.conf"
+
+    def daemon(exe: str, *argv: str, env: dict[str, str] | None = None, cwd: str = "/") -> str | None:
+        record = procs.ProcessRecord(4242, exe, (exe, *argv), env or {}, cwd)
+        return procs.configured_daemon(record, base)
+
+    # the issue's case: slurmctld restarted by hand, no marker; -f given in its forms, or SLURM_CONF, or relative
+    assert daemon("/usr/sbin/slurmctld", "-D", "-i", "-f", conf) == "slurmctld"
+    assert daemon("/usr/sbin/slurmctld-wlm", "-D", "-i", "-f", conf) == "slurmctld"  # Debian's, behind a link
+    assert daemon("/usr/sbin/slurmctld", "-Dif", conf) == "slurmctld"
+    assert daemon("/usr/sbin/slurmctld", f"-f{conf}") == "slurmctld"
+    assert daemon("/usr/sbin/slurmctld", "-D", env={"SLURM_CONF": conf}) == "slurmctld"
+    assert daemon("/usr/sbin/slurmctld", "-f", "slurm.conf", cwd="/tmp/tb") == "slurmctld"
+    assert daemon("/usr/sbin/slurmd (deleted)", "-D", "-N", "n1", "-f", "/tmp/tb/../tb/slurm.conf") == "slurmd"
+    assert daemon("/usr/sbin/slurmrestd", "127.0.0.1:6820", env={"SLURM_CONF": conf}) == "slurmrestd"
+    assert daemon("/usr/sbin/slurmdbd", "-D", env={"SLURM_CONF": conf}) == "slurmdbd"
+    assert daemon("/usr/sbin/munged", "-F", "--socket=/tmp/tb/munge/munge.socket") == "munged"
+    assert daemon("/usr/sbin/munged", "--key-file", "/tmp/tb/munge/munge.key") == "munged"
+    assert daemon("/usr/sbin/mariadbd", "--no-defaults", "--datadir=/tmp/tb/db") == "mariadbd"
+    assert daemon("/usr/bin/python3.11", "-m", "wattsched.testbed.power", "/tmp/tb") == "power"
+    # another configuration: another cluster's daemon, whatever its environment or other arguments say
+    assert daemon("/usr/sbin/slurmctld", "-f", "/etc/slurm/slurm.conf", env={"SLURM_CONF": conf}) is None
+    assert daemon("/usr/sbin/slurmctld", "-D", "-f", "/tmp/tb/slurm.conf.bak") is None
+    assert daemon("/usr/sbin/slurmctld", "-D") is None  # the system's slurm.conf
+    assert daemon("/usr/sbin/slurmdbd", "-D") is None
+    assert daemon("/usr/sbin/munged", "--socket=/run/munge/munge.socket.2", "-L", "/tmp/tb/munge.log") is None
+    assert daemon("/usr/sbin/mariadbd", "--datadir=/var/lib/mysql", "--log-error=/tmp/tb/log/x") is None
+    assert daemon("/usr/bin/python3.11", "-m", "wattsched.testbed.power", "/tmp/other") is None
+    # not a daemon: a shell, an editor, tail, a client, a script that names the base or even runs the command
+    env = {"SLURM_CONF": conf, "WATTSCHED_TESTBED": "/tmp/tb"}
+    assert daemon("/usr/bin/bash", "-c", f"slurmctld -D -i -f {conf} &", env=env) is None
+    assert daemon("/usr/bin/bash", "-c", "python3 -m wattsched.testbed.power /tmp/tb", env=env) is None
+    assert daemon("/usr/bin/tail", "-f", conf) is None
+    assert daemon("/usr/bin/vim", conf, cwd="/tmp/tb") is None
+    assert daemon("/usr/bin/squeue", "--json", env=env) is None
+    assert daemon("/usr/bin/python3.11", "script.py", "wattsched.testbed.power", "/tmp/tb") is None
+
+
+def _fake_daemon(
+    folder: Path, base: Path, started: list[subprocess.Popen[bytes]], *, ignore_term: bool = False
+) -> subprocess.Popen[bytes]:
+    """A shell copied as ``slurmctld`` and run with the testbed's slurm.conf in its arguments, without the marker:
+    to ``down`` it looks like a slurmctld restarted by hand (no Slurm needed). Added to ``started`` at once, for
+    the test's ``finally`` to end it whatever happens."""
+    folder.mkdir(exist_ok=True)
+    exe = folder / "slurmctld"
+    if not exe.exists():
+        shutil.copy("/bin/sh", exe)
+    loop = ("trap '' TERM; " if ignore_term else "") + "while :; do sleep 0.2; done"
+    env = {k: v for k, v in os.environ.items() if k != procs.MARK}
+    proc = subprocess.Popen([str(exe), "-c", loop, "slurmctld", "-D", "-i", "-f", str(base / "slurm.conf")], env=env)
+    started.append(proc)
+    _wait(lambda: procs.strays_of(base), 10, "the fake slurmctld to show")
+    return proc
+
+
+def test_down_stops_a_daemon_it_did_not_start_and_counts_it(tmp_path: Path) -> None:
+    base = tmp_path / "tb"
+    base.mkdir()
+    _state(base=str(base), slurm_conf=str(base / "slurm.conf")).save(base)
+    other = tmp_path / "other"
+    other.mkdir()
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        hand = _fake_daemon(tmp_path / "bin", base, started)
+        bystander = _fake_daemon(tmp_path / "bin", other, started)  # another testbed's: left alone
+        assert not procs.owned(hand.pid, base)  # no marker: the old down never saw it
+        done = CliRunner().invoke(app, ["testbed", "down", "--dir", str(base)])
+        assert done.exit_code == 0, done.output
+        assert f"1 daemons stopped (1 not started by up: slurmctld pid {hand.pid})" in done.output
+        assert hand.wait(timeout=10) is not None
+        assert bystander.poll() is None
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+
+
+def test_down_fails_naming_each_process_that_is_still_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop that did not work (stubbed here: signals nothing): ``down`` looks again, finds the process and fails
+    in one line with its pid and command, instead of counting it as stopped."""
+    from wattsched.testbed import cluster
+
+    base = tmp_path / "tb"
+    base.mkdir()
+    _state(base=str(base), slurm_conf=str(base / "slurm.conf")).save(base)
+    started: list[subprocess.Popen[bytes]] = []
+    monkeypatch.setattr(cluster, "stop", lambda pids, timeout=10: [])
+    try:
+        hand = _fake_daemon(tmp_path / "bin", base, started, ignore_term=True)
+        done = CliRunner().invoke(app, ["testbed", "down", "--dir", str(base)])
+        assert done.exit_code == 2
+        lines = done.output.strip().splitlines()
+        assert len(lines) == 1, done.output
+        assert lines[0].startswith("error: 1 process(es) of the testbed survived down: ")
+        assert f"pid {hand.pid} ({tmp_path / 'bin' / 'slurmctld'} -c trap" in lines[0]
+        assert str(base / "slurm.conf") in lines[0] and "daemons stopped" not in done.output
+        assert hand.poll() is None
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+def test_down_stops_a_slurmctld_restarted_by_hand_from_a_shell() -> None:
+    """The issue's case on a real testbed: its slurmctld stopped, another started from a shell with the testbed's
+    slurm.conf (no marker in its environment); ``down`` stops it and says so."""
+    import psutil
+
+    with own_testbed(nodes=1) as cluster:
+        base = cluster.base
+        own = cluster.state.pids["slurmctld"]
+        os.kill(own, signal.SIGTERM)
+        _wait(lambda: not procs.alive(own), 30, "the testbed's slurmctld to stop")
+        env = {k: v for k, v in cluster.env.items() if k != procs.MARK}
+        started = subprocess.run(
+            ["bash", "-c", f"slurmctld -D -i -f {base}/slurm.conf > {base}/log/by-hand.out 2>&1 & echo $!"],
+            env=env, capture_output=True, text=True, timeout=30, check=True,
+        )  # fmt: skip
+        hand = int(started.stdout.strip())
+        _wait(lambda: "UP" in cluster.run("scontrol", "ping", check=False).stdout, 30, "the hand-started slurmctld")
+        assert procs.alive(hand) and not procs.owned(hand, base)
+        down = subprocess.run(
+            [sys.executable, "-m", "wattsched", "testbed", "down", "--dir", str(base)],
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "src")}, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert down.returncode == 0, down.stderr
+        assert f"(1 not started by up: slurmctld pid {hand})" in down.stdout, down.stdout
+        _wait(lambda: not psutil.pid_exists(hand), 10, "the hand-started slurmctld to be gone")
+        assert procs.strays_of(base) == [] and procs.processes_of(base, set(cluster.state.namespaces)) == []

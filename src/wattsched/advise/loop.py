@@ -31,6 +31,8 @@ from wattsched.advise.records import (
     SlurmUnavailable,
 )
 from wattsched.advise.store import AdvisorStore
+from wattsched.core.safe_files import UnsafeFileError, append_line
+from wattsched.core.store import atomic_file
 
 if TYPE_CHECKING:
     from wattsched.advise.backends import Backend
@@ -253,11 +255,17 @@ class Advisor:
         return failed
 
     def _log_action(self, row: dict[str, Any]) -> None:
+        """Append ``row`` to the actions log, opened in place as core/safe_files.py says (no symlink, ours, one
+        link). A log refused after the start (the CLI refuses an unsafe one before) costs a note, not the cycle:
+        the action is in the store's audit table already."""
         if self.actions_log is None:
             return
         self.actions_log.parent.mkdir(parents=True, exist_ok=True)
-        with self.actions_log.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(row, sort_keys=True) + "\n")
+        try:
+            append_line(self.actions_log, json.dumps(row, sort_keys=True), "actions log")
+        except UnsafeFileError as exc:
+            if self.on_note is not None:
+                self.on_note(f"action not logged: {exc}")
 
     def _finish(self, result: CycleResult) -> CycleResult:
         self.cycles += 1
@@ -293,11 +301,22 @@ def _action_row(action: Action, now: float, mode: str, applied: bool, error: str
 
 
 def write_status(path: Path, result: CycleResult) -> None:
-    """The JSON status file (atomic: written aside and renamed, so a reader never sees half a file)."""
+    """The JSON status file of the active advisor: the last cycle, its ``role`` and ``pid``. Written to a new
+    temporary with an unpredictable name and renamed over ``path`` (``core.store.atomic_file``): a reader never
+    sees half a file, and a file or symlink planted at any name in a shared folder is replaced, never written."""
+    _write_json(path, {"role": "active", "pid": os.getpid(), **result.as_json()})
+
+
+def write_standby_status(path: Path, *, state: Path, holder: int | None, mode: str) -> None:
+    """The status file of a standby advisor (``advise.lock``): whom it waits for, on which state, since when."""
+    status = {"role": "standby", "pid": os.getpid(), "holder_pid": holder, "state": str(state), "mode": mode}
+    _write_json(path, status | {"time": time.time()})
+
+
+def _write_json(path: Path, value: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    with atomic_file(path) as out:
+        out.write(json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
 class Metrics:

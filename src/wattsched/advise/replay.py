@@ -35,6 +35,7 @@ from wattsched.advise.config import AdvisorConfig
 from wattsched.advise.decide import license_for
 from wattsched.advise.learn import KEY_COLUMN, TARGET_COLUMN, KeyedPowerPredictor, key_of
 from wattsched.core.schema import Provenance
+from wattsched.core.store import atomic_file, atomic_write
 from wattsched.dataset.hostlist import expand_hostlist
 from wattsched.engine.simulate import OnlineEstimates, simulate
 from wattsched.policies.powercheck import PowerCheck
@@ -63,7 +64,9 @@ class ReplayResult:
         return self.summary
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
-        """``capped.csv``, ``uncapped.csv``, ``power.csv``, ``rejects.csv`` and ``summary.json`` in ``out_dir``."""
+        """``capped.csv``, ``uncapped.csv``, ``power.csv``, ``rejects.csv`` and ``summary.json`` in ``out_dir``,
+        each through a new temporary renamed over its name (``core.store.atomic_file``: nothing planted at a name
+        in a shared folder is written through, when run as root)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {name: out / f"{name}.csv" for name in ("capped", "uncapped", "power", "rejects")}
@@ -73,9 +76,10 @@ class ReplayResult:
             ("power", self.power),
             ("rejects", self.rejects),
         ):
-            frame.write_csv(paths[name])
+            with atomic_file(paths[name], binary=True) as f:
+                frame.write_csv(f)
         paths["summary"] = out / "summary.json"
-        paths["summary"].write_text(json.dumps(self.summary, indent=2, default=str) + "\n")
+        atomic_write(paths["summary"], json.dumps(self.summary, indent=2, default=str) + "\n")
         return paths
 
 

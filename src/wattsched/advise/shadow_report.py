@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from wattsched.advise.store import AdvisorStore
+from wattsched.core.store import atomic_file, atomic_write
 
 __all__ = ["ShadowReport", "shadow_report", "write_shadow_report"]
 
@@ -95,13 +96,15 @@ def shadow_report(store: AdvisorStore | str | Path, *, mode: str | None = "shado
 
 
 def write_shadow_report(report: ShadowReport, out_dir: str | Path) -> dict[str, Path]:
-    """``power.csv``, ``jobs.csv``, ``actions.csv`` and ``summary.json`` in ``out_dir``."""
+    """``power.csv``, ``jobs.csv``, ``actions.csv`` and ``summary.json`` in ``out_dir``, each written to a new
+    temporary and renamed over its name (``core.store.atomic_file``: the advisor runs as root, and a symlink
+    planted at a name in a shared folder is replaced, never written through)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / f"{name}.csv" for name in ("power", "jobs", "actions")}
-    report.power.write_csv(paths["power"])
-    report.jobs.write_csv(paths["jobs"])
-    report.actions.write_csv(paths["actions"])
+    for name, frame in (("power", report.power), ("jobs", report.jobs), ("actions", report.actions)):
+        with atomic_file(paths[name], binary=True) as f:
+            frame.write_csv(f)
     paths["summary"] = out / "summary.json"
-    paths["summary"].write_text(json.dumps(report.summary, indent=2) + "\n")
+    atomic_write(paths["summary"], json.dumps(report.summary, indent=2) + "\n")
     return paths

@@ -190,12 +190,13 @@ def _replay_table(summary: dict[str, Any], dump: Path) -> Any:
 
 
 def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
-    """The live loop (or one cycle): build the backend and the store, cycle, report on stop. Returns the summary:
+    """The live loop (or one cycle): take the state's lock (or wait as a standby while another advisor holds it;
+    ``--once`` refuses instead), build the backend and the store, cycle, report on stop. Returns the summary:
     ``--once``'s cycle, or the loop's cycle count, state file and mode."""
     from wattsched.advise.backends import BackendError, make_backend
-    from wattsched.advise.loop import Advisor, CycleResult, Metrics
+    from wattsched.advise.lock import AdvisorLock, stand_by
     from wattsched.advise.records import SlurmAnswerError, SlurmUnavailable
-    from wattsched.advise.store import AdvisorStore
+    from wattsched.core.safe_files import UnsafeFileError, check_existing
 
     try:  # the top-level `license` key names the power license (else "power" or "power@<server>" is found)
         settings = cfg.backend.model_dump() | {"license": cfg.license}
@@ -207,6 +208,45 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
     state_path = Path(cfg.state)
     if actions is None and cfg.mode == "shadow":
         actions = state_path.with_name(state_path.stem + "-actions.jsonl")
+    lock = AdvisorLock(state_path)
+    try:  # before anything is written: a state, lock or actions log planted by someone else is refused
+        if actions is not None:
+            check_existing(actions, "actions log")
+        acquired = lock.try_acquire()
+    except UnsafeFileError as exc:
+        fail(str(exc))
+    if not acquired and once:
+        holder = lock.holder()
+        fail(
+            f"{state_path} is held by the active advisor, {f'pid {holder}' if holder else 'another process'} "
+            f"(lock {lock.path}): --once acts only when no other advisor runs on this state"
+        )
+
+    def sleep(seconds: float) -> bool:
+        time.sleep(seconds)
+        return False
+
+    if not acquired:
+        try:
+            stand_by(lock, sleep, status_file=cfg.status_file, mode=cfg.mode, on_line=_note)
+        except interruptions():
+            err.print(f"advisor stopped on standby, 0 cycle(s): {state_path} was held by another advisor")
+            return {"cycles": 0, "state": str(state_path), "mode": cfg.mode, "role": "standby"}
+    with lock:
+        return _cycle(cfg, slurm, state_path, once=once, actions=actions, sleep=sleep)
+
+
+def _note(line: str) -> None:
+    if not output.quiet:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _cycle(cfg: Any, slurm: Any, state_path: Path, *, once: bool, actions: Path | None, sleep: Any) -> dict[str, Any]:
+    """The active advisor, the lock held: the store, the metrics server (bound only now: a standby given the
+    same port would fail to bind it), one cycle or the loop."""
+    from wattsched.advise.loop import Advisor, CycleResult, Metrics
+    from wattsched.advise.store import AdvisorStore, StoreError
+
     metrics = Metrics() if cfg.metrics_port else None
     if metrics is not None:
         metrics.serve(int(cfg.metrics_port))
@@ -223,7 +263,11 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
         )
         err.print(line if result.error is None else f"cycle {result.cycle}: no action: {result.error}")
 
-    with AdvisorStore(state_path) as store:
+    try:
+        store = AdvisorStore(state_path)
+    except StoreError as exc:
+        fail(str(exc))
+    with store:
         advisor = Advisor(cfg, slurm, store, actions_log=actions, on_cycle=on_cycle, on_note=warn)
         try:
             if once:
@@ -235,11 +279,6 @@ def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
                     f"advisor running: mode {cfg.mode}, every {cfg.interval:g} s, state {state_path}; "
                     "Ctrl-C or SIGTERM stops it"
                 )
-
-            def sleep(seconds: float) -> bool:
-                time.sleep(seconds)
-                return False
-
             advisor.run(sleep)
         except interruptions():
             err.print(f"advisor stopped after {advisor.cycles} cycle(s); state kept in {state_path}")

@@ -99,7 +99,8 @@ def down(
     dir: DirOption = DEFAULT_DIR,
     purge: Annotated[bool, typer.Option(help="Also delete the folder (logs included).")] = False,
 ) -> None:
-    """Cancel every job, stop the daemons in reverse order and check that no process of the testbed is left."""
+    """Cancel every job, stop the daemons in reverse order, then any other process of the testbed (a daemon
+    restarted by hand is found by its configuration), and fail naming each process still alive."""
     from wattsched.testbed.cluster import down as stop
     from wattsched.testbed.config import STATE_FILE
 
@@ -107,11 +108,14 @@ def down(
         fail(f"{dir}: no testbed here (no {STATE_FILE})")
     result = stop(dir, purge=purge)
     emit_json({"dir": str(dir.resolve()), "cancelled_jobs": result.cancelled, "stopped": result.stopped,
-               "survivors": result.survivors, "purged": result.purged})  # fmt: skip
+               "found": result.found, "survivors": result.survivors, "purged": result.purged})  # fmt: skip
     if result.survivors:
-        fail(f"processes of the testbed survived SIGKILL: {result.survivors}")
+        named = "; ".join(f"pid {s['pid']} ({s['command']})" for s in result.survivors)
+        fail(f"{len(result.survivors)} process(es) of the testbed survived down: {named}")
+    found = ", ".join(f"{f['daemon']} pid {f['pid']}" for f in result.found)
     console.print(
         f"testbed down: {result.cancelled} jobs cancelled, {len(result.stopped)} daemons stopped"
+        + (f" ({len(result.found)} not started by up: {found})" if result.found else "")
         + ("; folder deleted" if result.purged else f"; logs kept in {dir}")
     )
 

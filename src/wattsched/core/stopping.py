@@ -39,7 +39,8 @@ PARENT_POLL_S = 1.0
 LOCK_NAME = ".wattsched.lock"
 
 _stopping = False
-#: An atomic write's temporary: ``.NAME.PID.tmp`` or ``.STEM.PID.tmp.SUFFIX`` (see ``core.store.atomic_path``).
+#: An atomic write's temporary: ``.NAME.RANDOM.PID.tmp`` or ``.STEM.RANDOM.PID.tmp.SUFFIX`` (``core.store``; the
+#: random part, absent from earlier versions' names, is taken in by ``.+``).
 _TEMPORARY = re.compile(r"^\..+\.\d+\.tmp(\.[^.]+)?$")
 
 
@@ -189,7 +190,7 @@ class FolderLock:
 
 
 def is_temporary(path: Path) -> bool:
-    """Whether ``path`` is an atomic write's temporary (``.NAME.PID.tmp[SUFFIX]``, see
+    """Whether ``path`` is an atomic write's temporary (``.NAME.RANDOM.PID.tmp[SUFFIX]``, see
     :func:`wattsched.core.store.atomic_path`)."""
     return _TEMPORARY.match(path.name) is not None
 
@@ -216,8 +217,10 @@ def clean_temporaries_of(targets: list[Path]) -> int:
     for target in targets:
         target = Path(target)
         name, stem, suffix = (re.escape(x) for x in (target.name, target.stem, target.suffix))
-        # atomic_path's two forms: .NAME.PID.tmp, and .STEM.PID.tmp.SUFFIX (keep_suffix)
-        own = re.compile(rf"^\.(?:{name}\.\d+\.tmp|{stem}\.\d+\.tmp{suffix})$")
+        # atomic_path's two forms: .NAME.RANDOM.PID.tmp, and .STEM.RANDOM.PID.tmp.SUFFIX (keep_suffix); RANDOM is
+        # mkstemp's 8 characters (earlier versions wrote none)
+        rand = r"(?:[a-z0-9_]{8}\.)?"
+        own = re.compile(rf"^\.(?:{name}\.{rand}\d+\.tmp|{stem}\.{rand}\d+\.tmp{suffix})$")
         if not target.parent.is_dir():
             continue
         for path in target.parent.glob(".*.tmp*"):

@@ -9,8 +9,8 @@ Layout of a campaign directory ``DIR`` (see docs/campaigns.md):
 - whatever else a kind prepares once (workload windows, fitted models) in folders of its own.
 
 A run is done exactly when its result file exists, so a campaign interrupted at any instant, even by ``kill -9``,
-resumes by running only the runs without one: none is lost or done twice. Writes go to a temporary file next to
-the target and are renamed over it (``os.replace`` is atomic on one file system).
+resumes by running only the runs without one: none is lost or done twice. Writes go to a new temporary file next
+to the target, with a name nobody can guess, and are renamed over it (``os.replace`` is atomic on one file system).
 
 Also here, because every kind needs it: the stable run id. The spec helpers are in :mod:`wattsched.core.spec`.
 """
@@ -21,9 +21,10 @@ import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import polars as pl
 
@@ -41,30 +42,91 @@ def run_id(params: dict[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ atomic writes
+#
+# A writer may run as root in a folder others can write to (the advisor's status file in /tmp, a report folder):
+# every temporary is a new file with an unpredictable name, created by ``mkstemp`` (O_CREAT|O_EXCL|O_NOFOLLOW), so
+# a file or symlink planted at a name it could guess is never opened; the rename then replaces whatever is at the
+# target, a planted symlink included, and never writes through it.
+
+
+def _file_mode() -> int:
+    """The mode a plain ``open`` would give a new file (0o666 less the umask; ``mkstemp`` makes 0600). The umask is
+    read from /proc where it can be: setting it to read it would change it for every thread meanwhile."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _temporary(path: Path, keep_suffix: bool) -> tuple[int, Path]:
+    """A new temporary file beside ``path`` and its open descriptor: ``.NAME.RANDOM.PID.tmp`` (``.STEM.RANDOM.PID
+    .tmp.SUFFIX`` with ``keep_suffix``). The pid lets the lock holder tell a killed writer's leftovers
+    (:func:`wattsched.core.stopping.clean_temporaries`); the random part makes the name impossible to plant."""
+    stem, tail = (path.stem, path.suffix) if keep_suffix else (path.name, "")
+    fd, name = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".{os.getpid()}.tmp{tail}", dir=path.parent)
+    return fd, Path(name)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (some file systems cannot sync a folder: nothing more to do there)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 @contextlib.contextmanager
 def atomic_path(path: Path, *, keep_suffix: bool = False) -> Iterator[Path]:
-    """A temporary path next to ``path``, renamed to ``path`` when the block ends without error and removed
-    otherwise. Its name is ``.NAME.PID.tmp`` (the campaign runner, holding the folder's lock, removes the leftovers
-    of killed writers: :func:`wattsched.core.stopping.clean_temporaries`);
-    ``keep_suffix`` ends it with ``path``'s suffix, for writers that choose a format by suffix."""
-    tail = path.suffix if keep_suffix else ""
-    tmp = path.with_name(f".{path.stem if keep_suffix else path.name}.{os.getpid()}.tmp{tail}")
+    """A new temporary file next to ``path`` (see :func:`_temporary`), renamed to ``path`` when the block ends
+    without error and removed otherwise; for writers that open a path themselves (Parquet, a dataset build).
+    ``keep_suffix`` ends its name with ``path``'s suffix, for writers that choose a format by suffix. Writers that
+    can write to an open file should use :func:`atomic_file`, which never opens a name at all."""
+    path = Path(path)
+    fd, tmp = _temporary(path, keep_suffix)
+    os.close(fd)
     try:
         yield tmp
+        fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # the writer's file, not a planted link
+        try:
+            os.fchmod(fd, _file_mode())
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
 
 
+@contextlib.contextmanager
+def atomic_file(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """``path`` written through an open file: a new temporary (:func:`_temporary`) written, given the usual mode,
+    synced and renamed over ``path`` when the block ends without error (removed otherwise), so ``path`` holds
+    either all of the new content or its former state."""
+    path = Path(path)
+    fd, tmp = _temporary(path, keep_suffix=False)
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            yield f
+            f.flush()
+            os.fchmod(f.fileno(), _file_mode())
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _sync_folder(path.parent)
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` so that ``path`` either holds all of it or does not exist (crash-safe, synced to disk)."""
-    with atomic_path(path) as tmp, open(tmp, "w") as f:
+    with atomic_file(path) as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def atomic_parquet(frame: pl.DataFrame, path: Path) -> None:

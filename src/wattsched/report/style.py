@@ -14,6 +14,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from wattsched.core.store import atomic_file
+
 #: Colour per power source (Okabe–Ito, readable by colour-blind readers and in grey print).
 SOURCE_COLOURS = {"naive": "#7f7f7f", "predicted": "#E69F00", "real": "#0072B2"}
 OTHER_COLOUR = "#009E73"
@@ -61,7 +63,7 @@ def dwarf_ratio(values: dict[str, np.ndarray]) -> float | None:
     extents = {k: float(np.nanmax(np.abs(v))) for k, v in values.items() if v.size and np.isfinite(v).any()}
     if len(extents) < 2:
         return None
-    top = max(extents, key=extents.get)
+    top = max(extents, key=lambda k: extents[k])
     rest = max(v for k, v in extents.items() if k != top)
     if rest > 0 and extents[top] > DWARF_RATIO * rest:
         return float(10 ** np.ceil(np.log10(rest)))
@@ -74,9 +76,14 @@ def symlog(ax: Any, linthresh: float) -> None:
 
 
 def save_figure(fig: Figure, out_dir: str | Path, stem: str, dpi: int = 130) -> list[Path]:
+    """``stem.png`` and ``stem.svg`` in ``out_dir``, each drawn into a new temporary and renamed over its name
+    (``core.store.atomic_file``): a reader never sees half a figure, and a root-run writer (the advisor's reports)
+    never writes through a symlink planted at a name in a shared folder."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
-    fig.savefig(paths[0], dpi=dpi)
-    fig.savefig(paths[1])
+    with atomic_file(paths[0], binary=True) as f:
+        fig.savefig(f, format="png", dpi=dpi)
+    with atomic_file(paths[1], binary=True) as f:
+        fig.savefig(f, format="svg")
     return paths

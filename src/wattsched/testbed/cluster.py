@@ -3,7 +3,9 @@
 ``up`` always starts a fresh cluster (an empty accounting database, no jobs): the testbed is throwaway. On a
 running testbed it changes nothing and says so; after a crash (some daemon of testbed.json dead) it stops what is
 left and starts again. ``down`` cancels the jobs first (slurmstepd outlives a killed slurmd), then stops the daemons
-in reverse start order and checks that no process of the testbed survives.
+in reverse start order, then stops every other process of the testbed it finds (procs.py: by its marker, its
+mount namespace, or a daemon's configuration, e.g. a slurmctld restarted by hand), and checks again that none
+survives: a survivor is reported with its pid and command, never counted as stopped.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import shutil
 import socket
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wattsched.testbed import services
 from wattsched.testbed.config import (
@@ -29,6 +32,7 @@ from wattsched.testbed.config import (
 )
 from wattsched.testbed.procs import (
     TestbedError,
+    command_of,
     mount_namespace,
     owned,
     processes_of,
@@ -36,6 +40,7 @@ from wattsched.testbed.procs import (
     run,
     spawn,
     stop,
+    strays_of,
     wait_until,
 )
 
@@ -83,10 +88,10 @@ def _clean_stale(base: Path) -> bool:
     state = TestbedState.load(base)
     if state is not None:
         namespaces = {ns for ns in (state.namespaces) if ns}
-    procs = processes_of(base, namespaces)
-    if procs:
-        stop([p.pid for p in procs])
-    return bool(procs) or bool(state is not None and state.pids)  # pids are emptied by a clean down
+    pids = {p.pid for p in processes_of(base, namespaces)} | {p.pid for p, _ in strays_of(base)}
+    if pids:
+        stop(sorted(pids))
+    return bool(pids) or bool(state is not None and state.pids)  # pids are emptied by a clean down
 
 
 def up(opts: TestbedOptions) -> UpResult:
@@ -169,10 +174,11 @@ def _start_all(opts: TestbedOptions, state: TestbedState, env: dict[str, str]) -
         started(f"slurmd-{node}", pid)
     for node in state.nodes:
         pid = state.pids[f"slurmd-{node}"]
-        wait_until(
-            lambda pid=pid: mount_namespace(pid) != mount_namespace(os.getpid()), 10, f"slurmd {node} namespace",
-            log / f"slurmd-{node}.out", pid,
-        )  # fmt: skip
+
+        def unshared(pid: int = pid) -> bool:
+            return mount_namespace(pid) != mount_namespace(os.getpid())
+
+        wait_until(unshared, 10, f"slurmd {node} namespace", log / f"slurmd-{node}.out", pid)
         namespaces.append(mount_namespace(pid) or "")
     state.namespaces = namespaces
     started("power", services.start_power_daemon(base, env))
@@ -212,12 +218,15 @@ def _all_idle(env: dict[str, str], count: int) -> bool:
 
 @dataclass
 class DownResult:
-    """What ``down`` did: jobs cancelled, daemons stopped, processes that survived (should be none)."""
+    """What ``down`` did: jobs cancelled, daemons stopped (those of testbed.json by name, then those found by their
+    configuration as ``"<daemon> pid <pid>"``, also listed in ``found`` with their command), and the processes of
+    the testbed still alive after it all (should be none), each ``{"pid", "command"}``."""
 
     cancelled: int
     stopped: list[str]
-    survivors: list[int]
+    survivors: list[dict[str, Any]]
     purged: bool
+    found: list[dict[str, Any]] = field(default_factory=list)
 
 
 def down(base: Path, purge: bool = False) -> DownResult:
@@ -238,13 +247,20 @@ def down(base: Path, purge: bool = False) -> DownResult:
             stop(list(pids.values()))
             stopped += list(pids)
     left = processes_of(base, namespaces)
-    survivors = stop([p.pid for p in left]) if left else []
+    marked = {p.pid for p in left}
+    strays = [(p, name) for p, name in strays_of(base) if p.pid not in marked]  # no marker: e.g. started by hand
+    found = [{"pid": p.pid, "daemon": name, "command": command_of(p)} for p, name in strays]
+    stop(sorted(marked | {p.pid for p, _ in strays}))
+    stopped += [f"{f['daemon']} pid {f['pid']}" for f in found]
+    # look again: whatever is still there survived its stop (or started meanwhile), and is reported, not counted
+    again = {p.pid: p for p in processes_of(base, namespaces)} | {p.pid: p for p, _ in strays_of(base)}
+    survivors = [{"pid": pid, "command": command_of(proc)} for pid, proc in sorted(again.items())]
     if purge and not survivors:
         shutil.rmtree(base, ignore_errors=True)
     elif state is not None:
         state.pids = {}
         state.save(base)
-    return DownResult(cancelled, stopped, survivors, purged=purge and not survivors)
+    return DownResult(cancelled, stopped, survivors, purged=purge and not survivors, found=found)
 
 
 def _stop_groups(names: list[str]) -> list[list[str]]:
