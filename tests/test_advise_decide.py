@@ -67,10 +67,8 @@ def test_rule1_sizing_margin_worst_case_and_budget() -> None:
     assert _licenses(plan) == {1: 420}  # job 2 is never sized at the budget (it would run alone above the cap)
     hold = [a for a in plan.actions if a.job_id == 2]
     assert [a.kind for a in hold] == ["hold", "set_comment"] and hold[0].value == 1600
-    assert (
-        hold[1].text
-        == "wattsched:oversize power: needs 1,600 W, more than the whole 1,200 W budget under the 2,000 W cap: held until it fits"
-    )
+    reason = "needs 1,600 W, more than the whole 1,200 W budget under the 2,000 W cap: held until it fits"
+    assert hold[1].text == f"wattsched:oversize power: {reason}"
 
 
 def test_rule8_an_oversize_job_is_held_then_released_when_it_fits() -> None:

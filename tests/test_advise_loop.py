@@ -231,6 +231,8 @@ def test_a_node_just_released_does_not_set_the_idle_power(tmp_path: Path) -> Non
         assert advisor.cycle().budget == 1000  # 1400 − 4 × 100, measured on the idle cluster
         idle_n1 = cluster.nodes[0]
         busy = tuple(replace(n, state="ALLOCATED", current_watts=450.0) for n in cluster.nodes[1:])
+        job = replace(_queued(7, "alice", lic=1050, nodes=3), state="RUNNING", start_time=4000.0)
+        cluster.queue[7] = replace(job, node_names=tuple(n.name for n in busy))  # what the busy nodes run
         cluster.nodes = (replace(idle_n1, state="ALLOCATED", current_watts=350.0), *busy)
         assert advisor.cycle().budget == 1000  # every node busy: the stored idle power
         cluster.nodes = (replace(idle_n1, current_watts=350.0), *busy)  # n1 released, still at its job's 350 W

@@ -505,8 +505,8 @@ def test_with_power_domains_a_user_cannot_move_a_job_out_of_its_domain() -> None
     """The advisor releases a job with an ExcNodeList that keeps it in a domain with room (docs/advisor-model.md,
     "Power domains"); with DOMAINS = true the job's user may not change where it may run."""
     g = Guard(GATE="true", DOMAINS="true")
-    for field in ("exc_nodes", "req_nodes", "features"):
-        assert g.modify(TWO_NODES, **{field: ""}) == ACCESS_DENIED
-        assert g.modify(TWO_NODES, uid=ROOT, **{field: "n[1-4]"}) == SUCCESS  # the advisor sets it
+    for where in ("exc_nodes", "req_nodes", "features"):
+        assert g.modify(TWO_NODES, **{where: ""}) == ACCESS_DENIED
+        assert g.modify(TWO_NODES, uid=ROOT, **{where: "n[1-4]"}) == SUCCESS  # the advisor sets it
     assert g.modify(TWO_NODES, time_limit=5) == SUCCESS
     assert Guard().modify(TWO_NODES, exc_nodes="n1") == SUCCESS  # without domains: the user's own business

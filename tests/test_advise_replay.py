@@ -115,3 +115,28 @@ def test_replay_reads_a_recorded_slurm_22_05_sacct_answer() -> None:
     assert true[1] == pytest.approx(2 * 250.0, rel=0.03)  # done2n: 2 nodes at testpower=250
     assert true[2] == pytest.approx(150.0, rel=0.03)  # done1n: testpower=150
     assert s["instants_over_cap"] == 0 and s["peak_watts"]["capped"] <= 1400
+
+
+def test_a_poisoned_history_stays_under_the_cap(tmp_path: Path) -> None:
+    """Issue 28: one user first runs 30 idle 1-node jobs, then eight 4-node jobs at 500 W a node. Without the
+    floors and evidence by size the user's license fell to 1 W and the replay went 1,000 W over a 1,000 W cap;
+    now the 4-node jobs have no evidence at their size, are sized at the worst case (4 × 500 W, more than the
+    whole budget) and held, and the replay never exceeds the cap."""
+    t0 = 1_780_000_000.0
+    lines = [HEADER]
+    for i in range(30):
+        submit = t0 + 60 * i
+        lines.append("|".join([str(2000 + i), "idle", "mallory", "acct", "batch", _iso(submit), _iso(submit),
+                               _iso(submit + 50), "50", "60", "COMPLETED", "1", "8", "0", "nid001"]))  # fmt: skip
+    for i in range(8):
+        submit = t0 + 1900 + 30 * i
+        lines.append("|".join([str(3000 + i), "burn", "mallory", "acct", "batch", _iso(submit), _iso(submit),
+                               _iso(submit + 600), "600", "60", "COMPLETED", "4", "32", str(500 * 4 * 600),
+                               "nid[001-004]"]))  # fmt: skip
+    dump = tmp_path / "poison.sacct"
+    dump.write_text("\n".join(lines) + "\n")
+    cfg = load_config(None, cap=1000, power__definition="gross", power__max_watts_per_node=500)
+    s = replay(dump, cfg).summary
+    assert s["peak_watts"]["uncapped"] >= 2000  # what the history did
+    assert s["instants_over_cap"] == 0 and s["peak_watts"]["capped"] <= 1000
+    assert s["held_above_budget"] == 8 and s["held_jobs"] == list(range(3000, 3008))

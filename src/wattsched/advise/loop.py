@@ -12,6 +12,7 @@ data :func:`decide` never lowers a license.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -20,11 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wattsched.advise.config import AdvisorConfig
-from wattsched.advise.decide import Plan, budget_for, decide, plain_idle
-from wattsched.advise.learn import PowerLearner
+from wattsched.advise.decide import Plan, budget_for, decide, plain_idle, plain_up
+from wattsched.advise.domains import domain_budgets, domain_power, domains_of
+from wattsched.advise.learn import PowerLearner, key_of
+from wattsched.advise.overshoot import Alerter, Scope, SpellTracker, job_draws, over_line, respond, resumes
 from wattsched.advise.records import (
     PENDING,
     RUNNING,
+    SUSPENDED,
     Action,
     Observation,
     SlurmAnswerError,
@@ -37,10 +41,18 @@ from wattsched.core.store import atomic_file
 if TYPE_CHECKING:
     from wattsched.advise.backends import Backend
 
+log = logging.getLogger(__name__)
+
 #: The longest wait between two cycles while Slurm does not answer, in seconds.
 MAX_BACKOFF = 300.0
 #: Consecutive cycles a node must be seen idle before its CurrentWatts counts as the idle power.
 SETTLED_CYCLES = 3
+#: Seconds a job must have run before its nodes' CurrentWatts count as what it draws (Slurm samples the meter
+#: every AcctGatherNodeFreq, 1 s on the testbed: the first reading may still be the idle one).
+RUN_SETTLE_S = 3.0
+#: Consecutive cycles a vanished node reading makes a cycle untrusted; after them the reading is taken as gone
+#: (a dead meter must not stop the advisor for good: its nodes then count at no power, and the status says so).
+LOST_CYCLES = 3
 #: How far ahead a time-varying cap is compiled into license reservations (seconds): the cap holds this long
 #: while the advisor is down.
 WINDOW_HORIZON = 7 * 86_400.0
@@ -71,6 +83,16 @@ class CycleResult:
     actions: list[dict[str, Any]] = field(default_factory=list)
     failed_actions: int = 0
     slurm_version: str = ""
+    suspended: int = 0
+    over_cap: bool = False  # measured power above the cap this cycle
+    over_cap_watts: float = 0.0  # by how much
+    over_cap_since: float | None = None  # when the overshoot under way began
+    over_cap_seconds: float = 0.0  # seconds above the cap counted in this cycle (the counter's increment)
+    over_cap_seconds_total: float = 0.0  # over the state's whole life
+    over_license: list[dict[str, Any]] = field(default_factory=list)  # running jobs drawing above their license
+    domains: dict[str, dict[str, Any]] = field(default_factory=dict)  # each power domain: cap, measured, room, over
+    domain_over_seconds: dict[str, float] = field(default_factory=dict)  # seconds above a domain's cap this cycle
+    jobs: list[dict[str, Any]] = field(default_factory=list)  # each pending job: license, and why it waits
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +126,10 @@ class Advisor:
         self.cycles = 0
         self._idle_streak: dict[str, int] = {}  # node -> consecutive cycles seen idle
         self._scheduled: tuple[object, ...] | None = None  # the budgets last compiled into reservations
+        self._readings: dict[str, float | None] = {}  # node -> the CurrentWatts of the last trusted cycle
+        self._lost_streak = 0  # consecutive cycles doubted because a node's reading vanished
+        self.spells = SpellTracker()  # the overshoots under way, of the cluster and of each power domain
+        self.alerter = Alerter(config.alert_command)
 
     # -- one cycle -------------------------------------------------------------------------------------------
     def cycle(self) -> CycleResult:
@@ -117,18 +143,31 @@ class Advisor:
             result.slurm_version = self.version
             obs = self.backend.observe(self.store.cursor())
         except (SlurmUnavailable, SlurmAnswerError) as exc:
-            result.error = str(exc)
-            self.store.record_failure(now, mode=mode, error=result.error)
-            return self._finish(result)
+            return self._untrusted(result, now, str(exc))
         now = obs.time or now
         result.time = now
+        doubt = self._doubt(obs)
+        if doubt is not None:  # e.g. right after a slurmctld restart: act on nothing, learn nothing
+            return self._untrusted(result, now, f"untrusted observation: {doubt}")
         idle = self._idle_watts(obs)
         result.new_history = self.store.record_finished(obs.finished, idle, now=now)
         pending = [j for j in obs.queue if j.state == PENDING]
         running = [j for j in obs.queue if j.state == RUNNING]
         result.pending, result.running = len(pending), len(running)
+        result.suspended = sum(j.state == SUSPENDED for j in obs.queue)
+        draws = job_draws(obs, self.config, idle)
+        live = self._learn_running(obs, draws, idle, now, result)
+        correction, _ = self.store.sacct_correction()
         # running jobs too: the predicted running power is the sum of their estimates
-        estimates = self.learner.estimate(self.store.history_frame(), pending + running, now, idle_watts=idle)
+        estimates = self.learner.estimate(
+            self.store.history_frame(),
+            pending + running,
+            now,
+            idle_watts=idle,
+            observed_worst=self.store.worst_watts(),
+            running=live,
+            correction=correction,
+        )
         applied = self.store.applied_licenses()
         plan = decide(
             obs,
@@ -157,7 +196,13 @@ class Advisor:
             n_running=len(running),
             delayed=plan.delayed,
             advanced=plan.advanced,
+            over_license=[int(row["job_id"]) for row in result.over_license],
         )
+        self._overshoot(obs, plan, draws, idle, now, result)
+        result.jobs = [
+            {k: row.get(k) for k in ("job_id", "user", "nodes", "current", "license", "reason", "note")}
+            for row in plan.rows
+        ]
         if self._compiles_windows(obs):
             self._schedule_windows(obs, plan, idle, now, result)
         self.store.record_predictions(plan.rows, now)
@@ -165,6 +210,149 @@ class Advisor:
         result.failed_actions += self._apply(plan, now, result)
         result.ok = result.failed_actions == 0
         return self._finish(result)
+
+    # -- trust, running jobs and overshoots ----------------------------------------------------------------------
+    def _untrusted(self, result: CycleResult, now: float, error: str) -> CycleResult:
+        """A cycle that acts on nothing (Slurm did not answer, or answered what cannot be trusted): numbered like
+        any other (a ``cycles`` row with fresh = 0) and explained in the audit log."""
+        result.error = error
+        self.store.record_failure(now, mode=self.config.mode, error=error)
+        result.cycle = self.store.record_cycle(
+            now, mode=self.config.mode, cap=self.config.cap.at(now), budget=None, predicted_running=0.0,
+            measured_power=None, n_pending=0, n_running=0, fresh=False,
+        )  # fmt: skip
+        return self._finish(result)
+
+    def _doubt(self, obs: Observation) -> str | None:
+        """Why this observation cannot be trusted, or None. After a slurmctld restart the tools answer before the
+        controller has its nodes' readings and jobs back: every node at 0 W, a node that read power a cycle ago
+        now reading none, or no job listed while nodes are allocated. Acting on it would loosen the cap."""
+        readings = {n.name: n.current_watts for n in obs.nodes}
+        previous = self._readings  # of the last trusted cycle
+        if not obs.nodes:
+            return "no node listed"
+        if not any(readings.values()):
+            return "every node reads 0 W or no power"
+        states = {n.name: n.state for n in obs.nodes}
+        lost = sorted(name for name in previous if not readings.get(name) and plain_up(states.get(name, "")))
+        if lost and self._lost_streak < LOST_CYCLES:
+            self._lost_streak += 1  # a restart's gap closes within a cycle or two; a meter that died stays dark
+            return f"{len(lost)} node(s) that read power a cycle ago read none now ({', '.join(lost[:3])})"
+        self._lost_streak = 0
+        busy = [n.name for n in obs.nodes if n.state.upper().split("+")[0] in ("ALLOCATED", "MIXED")]
+        if busy and not any(j.state in (RUNNING, SUSPENDED) for j in obs.queue):
+            return f"no running job listed while {len(busy)} node(s) are allocated"
+        self._readings = {k: v for k, v in readings.items() if v}
+        return None
+
+    def _learn_running(
+        self, obs: Observation, draws: dict[int, float], idle: float | None, now: float, result: CycleResult
+    ) -> dict[str, float]:
+        """Running jobs as evidence: each measured job's per-node power (kept in the store, and the highest node
+        reading as the observed worst case); per learning key, the most its running jobs draw per node now (the
+        learner never estimates the key below it). A job drawing more than its license is reported."""
+        top = max((n.current_watts or 0.0 for n in obs.nodes), default=0.0)
+        if top > 0:
+            self.store.raise_worst_watts(top)
+        jobs = {j.job_id: j for j in obs.queue}
+        settled = [
+            (jobs[job_id], draw)
+            for job_id, draw in draws.items()
+            if (jobs[job_id].start_time or now) <= now - RUN_SETTLE_S
+        ]
+        offset = idle if self.config.power.definition == "net" and idle is not None else 0.0
+        self.store.record_running([(job, draw / job.nodes + offset) for job, draw in settled], now)
+        live: dict[str, float] = {}
+        for job, draw in settled:
+            key = key_of(self.config.learning.key, vars(job))
+            live[key] = max(live.get(key, 0.0), draw / job.nodes)
+            if job.license_watts is not None and draw > job.license_watts * 1.0 + 1.0:
+                result.over_license.append({"job_id": job.job_id, "draws": round(draw), "license": job.license_watts})
+                if self.on_note is not None:
+                    self.on_note(
+                        f"job {job.job_id} ({job.user}) draws {draw:,.0f} W, above its {job.license_watts:,} W "
+                        "license: its key's estimate is raised now"
+                    )
+        return live if self.config.learning.running else {}
+
+    def _overshoot(
+        self, obs: Observation, plan: Plan, draws: dict[int, float], idle: float | None, now: float, result: CycleResult
+    ) -> None:
+        """Catch a measured power above the cap, of the cluster and of each power domain (count it, log it,
+        alert), and add the configured response and the resumptions to the plan (module overshoot)."""
+        scopes = [Scope("cluster", plan.cap, plan.measured_power)]
+        domains = domains_of(self.config.domains)
+        if domains:
+            powers = domain_power(obs, domains, self.config.power.definition)
+            scopes += [Scope(d.name, d.watts, powers[d.name], d.nodes) for d in domains]
+            budgets = domain_budgets(domains, self.config.power.definition, idle)
+            result.domains = {
+                d.name: {
+                    "cap_watts": d.watts,
+                    "measured_watts": powers[d.name],
+                    "budget": budgets[d.name],
+                    "room_watts": plan.domain_room.get(d.name),
+                    "over_cap": scopes[i + 1].over,
+                }
+                for i, d in enumerate(domains)
+            }
+        suspended = {j: w for j, w in self.store.suspended_jobs().items() if any(q.job_id == j for q in obs.queue)}
+        acted: set[int] = set()
+        for scope in scopes:
+            event, spell, added = self.spells.update(scope, now)
+            if spell is None:
+                continue
+            if scope.over:
+                response = respond(obs, self.config, scope=scope, draws=draws, spared=acted)
+                acted |= {a.job_id for a in response if a.job_id is not None}
+                spell["acted"] = sorted(set(spell["acted"]) | {a.job_id for a in response if a.job_id is not None})
+                plan.actions += response
+                if plan.apply:
+                    suspended |= {a.job_id: float(a.value or 0) for a in response if a.kind == "suspend" and a.job_id}
+            if scope.name == "cluster":
+                result.over_cap_seconds += added
+            else:
+                result.domain_over_seconds[scope.name] = added
+            if event is not None:
+                where = "" if scope.nodes is None else f"domain {scope.name}: "
+                line = over_line(
+                    event, measured=scope.measured or 0.0, cap=scope.cap or 0.0, seconds=spell["seconds"],
+                    acted=spell["acted"],
+                )  # fmt: skip
+                self._note(where + line)
+                self._alert(event, scope, spell["seconds"])
+            self.store.record_overshoot(
+                spell["start"], spell.get("end"), float(spell["cap"] or 0.0), spell["peak"], spell["seconds"],
+                spell["cycles"], spell["acted"], scope=scope.name,
+            )  # fmt: skip
+        if suspended and not any(s.over for s in scopes):
+            back = resumes(obs, scopes, suspended)
+            plan.actions += back
+            if plan.apply:
+                for a in back:
+                    suspended.pop(a.job_id or 0, None)
+        if plan.apply:
+            self.store.set_suspended_jobs(suspended)
+        self.spells.last = now
+        cluster = scopes[0]
+        result.over_cap = cluster.over
+        result.over_cap_watts = (cluster.measured or 0.0) - (cluster.cap or 0.0) if cluster.over else 0.0
+        spell = self.spells.open.get("cluster")
+        result.over_cap_since = None if spell is None else spell["start"]
+        result.over_cap_seconds_total = self.store.over_cap_seconds()
+
+    def _note(self, line: str) -> None:
+        if self.on_note is not None:
+            self.on_note(line)
+        else:
+            log.warning(line)
+
+    def _alert(self, event: str, scope: Scope, seconds: float) -> None:
+        error = self.alerter.fire(
+            event, measured=scope.measured or 0.0, cap=scope.cap or 0.0, seconds=seconds, scope=scope.name
+        )
+        if error is not None:
+            self._note(error)
 
     def _compiles_windows(self, obs: Observation) -> bool:
         """A time-varying cap on a local license is held by reservations made ahead (``schedule_budget``), so it
@@ -276,6 +464,10 @@ class Advisor:
             self.on_cycle(result)
         return result
 
+    def close(self) -> None:
+        """Stop what the advisor started: alert commands still running are killed (nothing is left behind)."""
+        self.alerter.reap(kill_all=True)
+
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, sleep: Sleeper, *, once: bool = False) -> CycleResult:
         """Cycle every ``config.interval`` seconds until ``sleep`` says stop; back off while Slurm is down."""
@@ -324,7 +516,7 @@ class Metrics:
     :meth:`serve` for ``--metrics-port``."""
 
     def __init__(self) -> None:
-        from prometheus_client import CollectorRegistry, Gauge
+        from prometheus_client import CollectorRegistry, Counter, Gauge
 
         self.registry = CollectorRegistry()
         specs = {
@@ -341,6 +533,19 @@ class Metrics:
         self.gauges = {
             name: Gauge(f"wattsched_advisor_{name}", text, registry=self.registry) for name, text in specs.items()
         }
+        # overshoots: the names operators alert on (docs/advisor.md, "Overshoots")
+        scope = ["scope"]  # "cluster", or a power domain's name
+        self.over = Gauge(
+            "wattsched_over_cap", "1 while the measured power is above the cap.", scope, registry=self.registry
+        )
+        self.over_watts = Gauge(
+            "wattsched_over_cap_watts", "By how much the measured power is above the cap (0 under it).", scope,
+            registry=self.registry,
+        )  # fmt: skip
+        self.over_seconds = Counter(
+            "wattsched_over_cap_seconds", "Seconds the measured power spent above the cap.", scope,
+            registry=self.registry,
+        )  # fmt: skip
 
     def update(self, result: CycleResult) -> None:
         values = {
@@ -356,6 +561,15 @@ class Metrics:
         }
         for name, value in values.items():
             self.gauges[name].set(float("nan") if value is None else float(value))
+        self.over.labels("cluster").set(1.0 if result.over_cap else 0.0)
+        self.over_watts.labels("cluster").set(result.over_cap_watts)
+        self.over_seconds.labels("cluster").inc(result.over_cap_seconds)
+        for name, d in result.domains.items():
+            over = bool(d.get("over_cap"))
+            self.over.labels(name).set(1.0 if over else 0.0)
+            measured, cap = d.get("measured_watts"), d.get("cap_watts")
+            self.over_watts.labels(name).set(float(measured) - float(cap) if over and measured and cap else 0.0)
+            self.over_seconds.labels(name).inc(result.domain_over_seconds.get(name, 0.0))
 
     def text(self) -> str:
         from prometheus_client import generate_latest

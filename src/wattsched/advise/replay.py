@@ -109,6 +109,8 @@ def _stats(wait: np.ndarray) -> dict[str, float]:
 
 def _power_steps(start: np.ndarray, end: np.ndarray, watts: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
     """Power after each event time (a step function): ``base`` + the watts of the jobs running then."""
+    if start.size == 0:  # no job ran (every one held): the idle level throughout
+        return np.zeros(1), np.full(1, base)
     times = np.concatenate([start, end])
     delta = np.concatenate([watts, -watts])
     order = np.lexsort((delta, times))  # at one instant, ends (negative) before starts
@@ -120,6 +122,77 @@ def _power_steps(start: np.ndarray, end: np.ndarray, watts: np.ndarray, base: fl
 
 def _energy(t: np.ndarray, level: np.ndarray) -> float:
     return float(np.sum(level[:-1] * np.diff(t))) if t.size > 1 else 0.0
+
+
+@dataclass
+class _NoRun:
+    """The capped run when every job is held: an empty schedule, no predictions."""
+
+    schedule: pl.DataFrame
+    predictions: pl.DataFrame | None = None
+
+
+#: At most this many capped runs: each one holds the jobs the previous found above the whole budget (a held job
+#: never completes, so it teaches nothing and the next run may size others differently; two runs are the norm).
+MAX_HOLD_ROUNDS = 6
+
+
+def _capped_run(
+    ordered: pl.DataFrame,
+    config: AdvisorConfig,
+    policy: str,
+    size: int,
+    budgets: PowerCapSchedule,
+    bound: int | None,
+    idle: float | None,
+) -> tuple[Any, dict[int, float], set[int]]:
+    """The capped simulation with the advisor's licenses, holding the jobs whose license would exceed the whole
+    budget (``bound``) as the live advisor does: they never start, instead of running alone above the cap. Runs
+    again without them until no new job is held. Returns the result, every job's license and the held jobs."""
+    held: set[int] = set()
+    licenses: dict[int, float] = {}
+    for _ in range(MAX_HOLD_ROUNDS):
+        run = ordered.filter(~pl.col("job_id").is_in(sorted(held))) if held else ordered
+        if run.is_empty():  # every job needs more than the whole budget: none runs under the cap
+            empty = ordered.head(0).select("job_id", "submit_time").with_columns(
+                pl.lit(None, pl.Float64).alias("start_time"), pl.lit(None, pl.Float64).alias("end_time")
+            )
+            return _NoRun(empty), licenses, held
+        ids, nodes = run["job_id"].to_numpy(), run["size"].to_numpy()
+        above: set[int] = set()
+
+        def convert(
+            rows: np.ndarray,
+            out: dict[str, np.ndarray],
+            ids: np.ndarray = ids,
+            nodes: np.ndarray = nodes,
+            above: set[int] = above,
+        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            m = np.empty(rows.size)
+            for i, r in enumerate(rows):
+                value, _ = license_for(
+                    int(nodes[r]), float(out["watts_per_node"][i]), config, budget=bound, idle_watts=idle
+                )
+                m[i] = 0.0 if value is None else float(value)
+                licenses[int(ids[r])] = m[i]
+                if bound is not None and m[i] > bound:
+                    above.add(int(ids[r]))
+                    m[i] = float(bound)  # so the run goes on; the job is held in the next run
+            return m, m.copy(), np.zeros(rows.size)
+
+        predictor = KeyedPowerPredictor(config, idle)
+        capped = simulate(
+            run,
+            policy,
+            size,
+            power_check=PowerCheck.named("max"),
+            cap=budgets,
+            online=OnlineEstimates(predictor, power=convert),
+        )
+        if not above - held:
+            return capped, licenses, held
+        held |= above
+    raise ReplayError(f"the jobs held above the budget did not settle in {MAX_HOLD_ROUNDS} runs")
 
 
 def replay(
@@ -175,35 +248,17 @@ def replay(
     budget_schedule = PowerCapSchedule(caps.times, tuple(None if b is None else float(b) for b in budgets))
 
     ordered = sim.sort("submit_time", "job_id")
-    nodes = ordered["size"].to_numpy()
-    licenses = np.zeros(ordered.height)
-
-    def convert(rows: np.ndarray, out: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        m = np.empty(rows.size)
-        for i, r in enumerate(rows):
-            value, _ = license_for(
-                int(nodes[r]), float(out["watts_per_node"][i]), config, budget=bound, idle_watts=idle
-            )
-            m[i] = 0.0 if value is None else float(value)
-        licenses[rows] = m
-        return m, m.copy(), np.zeros(rows.size)
-
-    predictor = KeyedPowerPredictor(config, idle)
-    capped = simulate(
-        ordered,
-        policy,
-        size,
-        power_check=PowerCheck.named("max"),
-        cap=budget_schedule,
-        online=OnlineEstimates(predictor, power=convert),
-    )
+    capped, licenses, held = _capped_run(ordered, config, policy, size, budget_schedule, bound, idle)
     free = simulate(ordered, policy, size)
 
     true_w = ordered.select(
         job_id="job_id",
         true_watts=(pl.col("advise_true_gross") - (idle_w if definition == "net" else 0.0)) * pl.col("size"),
     )
-    lic = pl.DataFrame({"job_id": ordered["job_id"], "license": licenses})
+    lic = pl.DataFrame(
+        {"job_id": list(licenses), "license": list(licenses.values())},
+        schema={"job_id": pl.Int64, "license": pl.Float64},
+    )
     frames = {}
     for name, result in (("capped", capped), ("uncapped", free)):
         s = result.schedule.select("job_id", "submit_time", "start_time", "end_time")
@@ -273,13 +328,18 @@ def replay(
             "uncapped": _energy(*steps["uncapped"]),
         },
         "makespan_s": {
-            n: float(frames[n]["end_time"].max() - frames[n]["submit_time"].min())
-            for n in frames  # type: ignore[operator]
+            n: float(frames[n]["end_time"].max() - frames[n]["submit_time"].min())  # type: ignore[operator]
+            if frames[n].height
+            else 0.0
+            for n in frames
         },
         "jobs_delayed": n_delayed,
         "instants_over_cap": over.height,
         "max_over_cap_watts": float((over["capped_watts"] - over["cap_watts"]).max() or 0.0) if over.height else 0.0,
         "learned_jobs": int(frames["capped"]["has_history"].sum()) if "has_history" in frames["capped"].columns else 0,
+        # jobs whose license would exceed the whole budget: held, never started (live: held with their reason)
+        "held_above_budget": len(held),
+        "held_jobs": sorted(held)[:50],
     }
     summary["peak_watts"]["saved"] = summary["peak_watts"]["uncapped"] - summary["peak_watts"]["capped"]
     return ReplayResult(summary, frames["capped"], frames["uncapped"], power, read.rejects, read.provenance)

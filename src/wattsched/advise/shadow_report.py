@@ -1,11 +1,15 @@
 """The shadow report: what the advisor would have done, read back from its store (``cycles`` and ``audit``).
 
 Tables: the power over time (one row per cycle: the cap, the budget, the predicted running power and the
-measured power, both on the cap's basis), the jobs it would have delayed (Slurm started them although their
-prediction did not fit) or advanced (a license larger than the prediction needs held them while their prediction
-fitted), and the actions it would have applied. The summary says how often measured and predicted power were
-above the cap and how far the prediction was from the measurement. Written as CSV + ``summary.json``; the figure
-is drawn by ``report/advisor.py`` (the report layer sits above ``advise``: the compute packages draw no plots).
+measured power, both on the cap's basis), the jobs (what it would have done to each, and why: ``delay`` — Slurm
+started it although its prediction did not fit; ``advance`` — a license larger than its prediction needs held it
+while its prediction fitted; ``hold`` — it needs more than the whole budget; ``suspend`` / ``requeue`` — the
+overshoot response; ``over_license`` — it ran drawing more than its license), and the actions it would have
+applied. The summary says how often measured and predicted power were above the cap, how far the prediction
+was from the measurement, and how many over-cap cycles name a job that explains them (``over_cap_explained``):
+a cycle over the cap with no job named is a gap the report says it has, not one it hides. Written as CSV +
+``summary.json``; the figure is drawn by ``report/advisor.py`` (the report layer sits above ``advise``: the
+compute packages draw no plots).
 """
 
 from __future__ import annotations
@@ -43,6 +47,21 @@ def _ids(frame: pl.DataFrame, column: str, would: str) -> pl.DataFrame:
     return out.group_by("job_id", "would").agg(pl.col("time").min()).sort("time", "job_id")
 
 
+def _explained(cycles: pl.DataFrame, audit: pl.DataFrame) -> int:
+    """Over-cap cycles (measured above the cap) that name at least one job: started though it did not fit,
+    drawing above its license, or acted on by the overshoot response."""
+    acted = (
+        set(audit.filter(pl.col("kind").is_in(["suspend", "requeue"]))["cycle"].to_list()) if audit.height else set()
+    )
+    count = 0
+    for row in cycles.iter_rows(named=True):
+        if row["cap"] is None or row["measured_power"] is None or row["measured_power"] <= row["cap"]:
+            continue
+        names = json.loads(row.get("delayed") or "[]") + json.loads(row.get("over_license") or "[]")
+        count += bool(names) or row["id"] in acted
+    return count
+
+
 def shadow_report(store: AdvisorStore | str | Path, *, mode: str | None = "shadow") -> ShadowReport:
     """Read the report from ``store`` (an open store or its path); ``mode`` keeps that mode's cycles only
     (None: every cycle)."""
@@ -70,7 +89,17 @@ def shadow_report(store: AdvisorStore | str | Path, *, mode: str | None = "shado
         pl.col("predicted_running").cast(pl.Float64),
         pl.col("fresh").cast(pl.Boolean),
     ).sort("time")
-    jobs = pl.concat([_ids(cycles, "delayed", "delay"), _ids(cycles, "advanced", "advance")])
+    named = [_ids(cycles, "delayed", "delay"), _ids(cycles, "advanced", "advance")]
+    if "over_license" in cycles.columns:
+        named.append(_ids(cycles, "over_license", "over_license"))
+    if audit.height:
+        acted = audit.filter(pl.col("kind").is_in(["hold", "suspend", "requeue"]) & pl.col("job_id").is_not_null())
+        named.append(
+            acted.group_by("job_id", "kind")
+            .agg(pl.col("time").cast(pl.Float64).min())
+            .select(pl.col("job_id").cast(pl.Int64), pl.col("kind").alias("would"), "time")
+        )
+    jobs = pl.concat(named).sort("time", "job_id")
     capped = power.filter(pl.col("cap").is_not_null())
     error = power.select((pl.col("predicted_power") - pl.col("measured_power")).alias("e")).drop_nulls()["e"]
     measured = power.filter(pl.col("measured_power").is_not_null())
@@ -89,6 +118,10 @@ def shadow_report(store: AdvisorStore | str | Path, *, mode: str | None = "shado
         },
         "would_delay": int((jobs["would"] == "delay").sum()),
         "would_advance": int((jobs["would"] == "advance").sum()),
+        "would_hold": int((jobs["would"] == "hold").sum()),
+        "would_suspend": int(jobs["would"].is_in(["suspend", "requeue"]).sum()),
+        "over_license": int((jobs["would"] == "over_license").sum()),
+        "over_cap_explained": _explained(cycles, audit),
         "actions": audit.height,
     }
     actions = audit if audit.height else pl.DataFrame()

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from wattsched.cli.choices import AdviseMode, BackendKind
+from wattsched.cli.choices import AdviseMode, BackendKind, OvershootAction
 from wattsched.cli.common import emit_json, err, fail, output, report_rejects, warn
 from wattsched.core.stopping import interruptions
 
@@ -23,7 +23,14 @@ def _overrides(**options: Any) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value is not None}
 
 
+app = typer.Typer(
+    help="Keep a Slurm cluster under a power cap (docs/advisor.md); `advise status` shows what it last saw.",
+)
+
+
+@app.callback(invoke_without_command=True)
 def advise(
+    ctx: typer.Context,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="The advisor's TOML file (docs/advisor.md); the options below override it."),
@@ -87,9 +94,20 @@ def advise(
         bool,
         typer.Option("--print-job-submit-lua", help="Print the shipped job_submit.lua (docs/advisor.md) and exit."),
     ] = False,
+    on_overshoot: Annotated[
+        OvershootAction | None,
+        typer.Option(
+            "--on-overshoot",
+            case_sensitive=False,
+            help="When the measured power is above the cap (always caught and counted): none (default), suspend "
+            "or requeue the newest jobs until it is back under.",
+        ),
+    ] = None,
 ) -> None:
     """Keep a Slurm cluster under a power cap: learn each job's power from completed jobs, give every pending job
     the power license its prediction needs, and let Slurm's backfill do the rest."""
+    if ctx.invoked_subcommand is not None:
+        return
     if print_job_submit_lua:
         from wattsched.advise.slurm import job_submit_lua
 
@@ -114,6 +132,7 @@ def advise(
                 status_file=status_file,
                 metrics_port=metrics_port,
                 report_dir=report_dir,
+                on_overshoot=on_overshoot.value if on_overshoot else None,
             ),
         )
     except AdvisorConfigError as exc:
@@ -149,7 +168,8 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
         f"{summary['jobs']} jobs replayed ({summary['rejected']} rejected, {summary['jobs_without_energy']} without "
         f"energy), {summary['machine_size']} nodes ({summary['machine_size_source']}); {summary['jobs_delayed']} "
         f"jobs delayed by the cap; {summary['instants_over_cap']} instants over the cap (at most "
-        f"{summary['max_over_cap_watts']:,.0f} W over)"
+        f"{summary['max_over_cap_watts']:,.0f} W over); {summary['held_above_budget']} held: each needs more than "
+        "the whole budget"
     )
     if report_dir is not None:
         from wattsched.report.advisor import write_replay_figure
@@ -283,6 +303,7 @@ def _cycle(cfg: Any, slurm: Any, state_path: Path, *, once: bool, actions: Path 
         except interruptions():
             err.print(f"advisor stopped after {advisor.cycles} cycle(s); state kept in {state_path}")
         finally:
+            advisor.close()  # alert commands still running are stopped: nothing is left behind
             if cfg.mode == "shadow" and cfg.report_dir is not None and not once:
                 _shadow_report(store, Path(cfg.report_dir))
         return {"cycles": advisor.cycles, "state": str(state_path), "mode": cfg.mode}
@@ -317,3 +338,61 @@ def _print_cycle(result: Any) -> None:
         done = "applied" if row["applied"] else ("failed: " + row["error"] if row["error"] else "not applied")
         target = f"job {row['job_id']}" if row["job_id"] is not None else "cluster"
         console.print(f"{row['kind']} {target} -> {row['value']} ({row['reason']}; {done})")
+
+
+@app.command("status")
+def status(
+    status_file: Annotated[
+        Path | None,
+        typer.Option("--status-file", help="The running advisor's status file (default: the configuration's)."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="The advisor's TOML file, to find its status file.")
+    ] = None,
+) -> None:
+    """What the running advisor last saw: the cap, the measured power, the budget, overshoots, power domains, and
+    why each pending job waits."""
+    from wattsched.advise.status import StatusError, read_status
+
+    path = status_file
+    if path is None and config is not None:
+        from wattsched.advise.config import AdvisorConfigError, load_config
+
+        try:
+            path = load_config(config, cap=0).status_file  # the cap is not needed to find the file
+        except AdvisorConfigError as exc:
+            fail(str(exc))
+    if path is None:
+        fail("give --status-file FILE (the advisor's --status-file) or --config FILE with a status_file key")
+    try:
+        current = read_status(Path(path))
+    except StatusError as exc:
+        fail(str(exc))
+    if output.json:
+        emit_json(current.data | {"age_s": current.age_s})
+        return
+    from rich.table import Table
+
+    from wattsched.cli.common import console
+
+    summary = Table(title=f"The advisor ({path})", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value")
+    for what, value in current.summary():
+        summary.add_row(what, value)
+    console.print(summary)
+    jobs = current.jobs()
+    if jobs:
+        table = Table(title="Pending jobs")
+        for column in ("job", "user", "nodes", "license (W)", "why it waits"):
+            table.add_column(column, justify="right" if column in ("job", "nodes", "license (W)") else "left")
+        for job in jobs:
+            license_w = job.get("license") if job.get("license") is not None else job.get("current")
+            table.add_row(
+                str(job.get("job_id")),
+                str(job.get("user") or ""),
+                str(job.get("nodes") or ""),
+                "" if license_w is None else f"{license_w:,}",
+                job.get("reason") or "does not wait for power",
+            )
+        console.print(table)

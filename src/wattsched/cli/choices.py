@@ -211,6 +211,14 @@ class AdviseMode(StrEnum):
     gate = "gate"
 
 
+class OvershootAction(StrEnum):
+    """What the advisor does when the measured power is above the cap (docs/advisor-model.md, "Overshoots")."""
+
+    none = "none"
+    suspend = "suspend"
+    requeue = "requeue"
+
+
 class BackendKind(StrEnum):
     """How the advisor talks to Slurm."""
 

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wattsched.cli import campaign, data, dataset, eamc, generate, platforms, predict, rmap, testbed
-from wattsched.cli.advise import advise
+from wattsched.cli import advise, campaign, data, dataset, eamc, generate, platforms, predict, rmap, testbed
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
 from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
@@ -28,7 +27,7 @@ app = StoppableTyper(  # Ctrl-C and SIGTERM: one line, exit 130, no worker left 
 app.command()(simulate)
 app.command()(compare)
 app.command()(report)
-app.command()(advise)
+app.add_typer(advise.app, name="advise")
 app.add_typer(generate.app, name="generate")
 app.add_typer(predict.app, name="predict")
 app.add_typer(data.app, name="data")

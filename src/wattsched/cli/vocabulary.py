@@ -61,6 +61,7 @@ OPTION_MEANINGS: dict[str, str] = {
     "--metrics-port": "serve the advisor's Prometheus metrics on 127.0.0.1:PORT",
     "--mode": "how the advisor acts on Slurm (licenses, shadow or gate)",
     "--once": "run one advisor cycle and exit",
+    "--on-overshoot": "what the advisor does when the measured power is above the cap (none, suspend, requeue)",
     "--print-job-submit-lua": "print the shipped job_submit.lua",
     "--replay": "a recorded sacct history to replay the advisor on, in simulation",
     "--report-dir": "where the advisor's shadow report or replay results go",
