@@ -54,9 +54,11 @@ def _config(tmp_path: Path, cap: str, extra: str = "") -> Path:
 
 
 def test_a_3x_jump_is_suspended_within_two_cycles_and_resumed(tmp_path: Path) -> None:
-    """Cap 1,200 W on 4 nodes (idle 400 W: budget 800 W). wsalice's history: 100 W above idle. Then four 1-node jobs
-    of hers draw 300 W: licensed near 105 W each, all four start, 1,600 W true. The advisor suspends the newest two
-    (back to 1,000 W), then resumes them when the first two end."""
+    """Cap 1,200 W on 4 nodes (idle 400 W: budget 800 W). wsalice's history: 100 W above idle. Four 1-node jobs of
+    hers are submitted held (``-H``) and licensed from her history near 105 W each; she releases them together,
+    all four start at once and draw 300 W: 1,600 W true. (Had any of them started alone, the advisor would
+    have measured it and raised the others' licenses before they started: learning from running jobs.) The
+    advisor suspends the newest two (back to 1,000 W), then resumes them when the first two end."""
     cap = 1200.0
     with own_testbed(nodes=4, idle_watts=IDLE, max_watts=MAX, license_total=800) as c:
         _install_lua(c)
@@ -67,11 +69,18 @@ def test_a_3x_jump_is_suspended_within_two_cycles_and_resumed(tmp_path: Path) ->
             history = [c.submit(user="wsalice", power=100, seconds=10, name="h") for _ in range(2)]
             _wait_done(c, history, timeout=90)
             time.sleep(2 * INTERVAL + 1)  # the history reaches the store
+            jumps = [c.submit(user="wsalice", power=300, seconds=25, name="h", hold=True) for _ in range(4)]
+            deadline = time.time() + 30
+            while time.time() < deadline and any(
+                (lic := c.job_fields(j).get("Licenses", "")) == "" or int(lic.split(":")[-1]) > 200 for j in jumps
+            ):
+                time.sleep(0.5)  # the advisor sizes the held jobs from her history
             since = time.time()
-            jumps = [c.submit(user="wsalice", power=300, seconds=25, name="h") for _ in range(4)]
+            c.run("scontrol", "release", ",".join(map(str, jumps)), user="wsalice")
             _wait_done(c, jumps, timeout=240)
             time.sleep(INTERVAL)
         spells = _over_spells(c, lambda t: cap, since)
+        print("3x jump: spells above the cap (start, seconds):", spells)
         assert spells, "the jobs never went over the cap: the test did not test anything"
         assert max(s for _, s in spells) < 2 * INTERVAL, spells
         with AdvisorStore(state) as store:
@@ -110,6 +119,7 @@ def test_a_cap_lowered_under_running_jobs_is_met_within_two_cycles(tmp_path: Pat
             return 2000.0 if t < change else 1500.0
 
         spells = [s for s in _over_spells(c, cap_at, change - 1) if s[0] >= change - 1]
+        print("lowered cap: spells above the cap (start, seconds):", spells)
         assert spells and max(s for _, s in spells) < 2 * INTERVAL, spells
         with AdvisorStore(state) as store:
             audit = store.frame("audit")
