@@ -195,7 +195,7 @@ def test_licenses_mode_keeps_measured_power_under_the_cap_and_learns(tmp_path: P
         status = tmp_path / "s.json"
         # fall_jobs = 1: this test measures how close learning gets to the truth after two jobs, not the gradual
         # fall (tests/test_advise_learn.py) that would keep the estimates a third of the way to the worst case
-        config = _config(tmp_path, "[learning]\nfall_jobs = 1\n")
+        config = _config(tmp_path, '[learning]\nfall_jobs = 1\nkey = ["user"]\n')  # "learn" teaches "run"
         with (
             PowerSampler(c) as sampler,
             _advisor(c, state, "--config", str(config), "--cap", f"{cap}W", "--status-file", str(status)),
@@ -269,7 +269,7 @@ def test_faults_kill_9_mid_cycle_slurmctld_restart_and_a_malformed_answer(tmp_pa
     with own_testbed(nodes=2, idle_watts=IDLE, max_watts=MAX) as c:
         _install_lua(c)
         state = tmp_path / "advisor.sqlite"
-        config = str(_config(tmp_path, ""))
+        config = str(_config(tmp_path, '[learning]\nkey = ["user"]\n'))  # the "h" jobs teach the "p" ones
         # a first cycle on the idle cluster measures a node's idle power (kept in the store)
         first = subprocess.run(
             [*_advise_argv(state, "--config", config, "--cap", "1200W"), "--once"],

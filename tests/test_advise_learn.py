@@ -93,9 +93,9 @@ def test_key_nodes_separates_sizes(tmp_path: Path) -> None:
 def test_only_jobs_ended_by_now_and_usable_ones_teach(tmp_path: Path) -> None:
     store = AdvisorStore(tmp_path / "s.sqlite")
     jobs = [
-        FinishedJob(1, "COMPLETED", "alice", "a", "n", 1, 0, 10, 610, 200.0 * 600, None),
-        FinishedJob(2, "COMPLETED", "alice", "a", "n", 1, 0, 10, 10, 99.0, None),  # zero elapsed: unusable
-        FinishedJob(3, "COMPLETED", "alice", "a", "n", 1, 0, 10, 5000, 900.0 * 4990, None),  # ends after now
+        FinishedJob(1, "COMPLETED", "alice", "a", "job", 1, 0, 10, 610, 200.0 * 600, None),
+        FinishedJob(2, "COMPLETED", "alice", "a", "job", 1, 0, 10, 10, 99.0, None),  # zero elapsed: unusable
+        FinishedJob(3, "COMPLETED", "alice", "a", "job", 1, 0, 10, 5000, 900.0 * 4990, None),  # ends after now
     ]
     store.record_finished(jobs, idle_watts=0.0)
     cfg = load_config(None, cap="10kW", power__definition="gross", learning__estimate="mean")
@@ -127,7 +127,7 @@ def test_every_registered_power_predictor_runs_in_the_learner(tmp_path: Path, na
 def _jobs(specs: list[tuple[str, int, float]], t0: float = 1000.0) -> list[FinishedJob]:
     """Finished jobs in order, 600 s each: (user, nodes, gross watts per node)."""
     return [
-        FinishedJob(i, "COMPLETED", u, "a", "n", nodes, t0 + 700 * i, t0 + 700 * i, t0 + 700 * i + 600,
+        FinishedJob(i, "COMPLETED", u, "a", "job", nodes, t0 + 700 * i, t0 + 700 * i, t0 + 700 * i + 600,
                     w * nodes * 600, None)
         for i, (u, nodes, w) in enumerate(specs, start=1)
     ]  # fmt: skip
@@ -171,7 +171,7 @@ def test_floors_last_measured_and_running_jobs(tmp_path: Path) -> None:
     assert floored[1].watts_per_node == pytest.approx(75.0)
     store = AdvisorStore(tmp_path / "c.sqlite")
     store.record_finished(_jobs([("u", 1, 100.0)] * 5), idle_watts=0.0)
-    cfg = load_config(None, cap="10kW", power__definition="gross", learning__estimate="mean")
+    cfg = load_config(None, cap="10kW", power__definition="gross", learning__estimate="mean", learning__key=["user"])
     learner = PowerLearner(cfg)
     hot = learner.estimate(store.history_frame(), pend, 1e6, running={"user=u": 300.0})
     assert hot[1].watts_per_node == pytest.approx(300.0)  # a running job drawing more raises the key at once

@@ -288,7 +288,11 @@ class PowerConfig(_Strict):
 class LearningConfig(_Strict):
     """How job power is learned from completed jobs (module docstring)."""
 
-    key: list[Literal["user", "account", "name", "nodes"]] = Field(default_factory=lambda: ["user"], min_length=1)
+    # user and job name: chosen on replays of a recorded testbed dump and 5 synthetic seeds (bench/advisor_keys.py,
+    # docs/decisions.md): no overshoot where ["user"] pooled a user's heavy and light jobs (over the cap in 3 of 5)
+    key: list[Literal["user", "account", "name", "nodes"]] = Field(
+        default_factory=lambda: ["user", "name"], min_length=1
+    )
     predictor: str = "history"
     estimate: Literal["mean", "max", "quantile"] = "quantile"
     quantile: float = Field(default=0.9, gt=0.5, lt=1.0)
