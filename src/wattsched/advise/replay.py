@@ -154,8 +154,10 @@ def _capped_run(
     for _ in range(MAX_HOLD_ROUNDS):
         run = ordered.filter(~pl.col("job_id").is_in(sorted(held))) if held else ordered
         if run.is_empty():  # every job needs more than the whole budget: none runs under the cap
-            empty = ordered.head(0).select("job_id", "submit_time").with_columns(
-                pl.lit(None, pl.Float64).alias("start_time"), pl.lit(None, pl.Float64).alias("end_time")
+            empty = (
+                ordered.head(0)
+                .select("job_id", "submit_time")
+                .with_columns(pl.lit(None, pl.Float64).alias("start_time"), pl.lit(None, pl.Float64).alias("end_time"))
             )
             return _NoRun(empty), licenses, held
         ids, nodes = run["job_id"].to_numpy(), run["size"].to_numpy()
