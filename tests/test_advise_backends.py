@@ -252,7 +252,8 @@ def test_job_submit_lua_default_license_refusals_and_gate() -> None:
         gated = c.submit(user="wsbob", seconds=5, license_watts=100, name="gated")
         time.sleep(2)
         assert c.job_fields(gated)["JobState"] == "PENDING" and c.job_fields(gated)["Priority"] == "0"
-        assert "wattsched:gate" in c.job_fields(gated)["AdminComment"]
+        # "AdminComment=wattsched:default wattsched:gate": job_fields splits on spaces, so read the raw text
+        assert "wattsched:gate" in c.run("scontrol", "show", "job", str(gated)).stdout
         release = c.run("scontrol", "release", str(gated), user="wsbob", check=False)
         assert release.returncode != 0 and c.job_fields(gated)["Priority"] == "0"
         backend.apply(Action("release", gated, None, "fits"))
