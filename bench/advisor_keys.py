@@ -27,7 +27,7 @@ over the cap); and on how many seeds each key had the lowest mean wait and the l
 Writes ``bench/results/advisor_keys.json`` and prints the markdown tables. Nothing here is tuned to a seed and every
 seed is reported. The load and the cap were set once, on seeds 0–1, so that the capped queue stays stable: at an
 offered load of 90 % under a 4,000 W cap the mean capped wait was 7–11 h whatever the key; at loads of 0.5, 0.6 and
-0.7 under 4,000 W, ``[user, name]`` had the lowest mean wait and ``[user]`` the highest, as here. About 15 s on the
+0.7 under 4,000 W, ``[user, name]`` had the lowest mean wait and ``[user]`` the highest, as here. About 10 s on the
 project's 2-core machine (5 keys × (2 scenarios × 5 seeds + the recorded dump): 55 replays):
 
     .venv/bin/python bench/advisor_keys.py
@@ -270,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="0-4", help="synthetic dumps' seeds, e.g. 0-4 or 0,3,7")
     parser.add_argument("--jobs", type=int, default=400, help="jobs per synthetic dump")
-    parser.add_argument("--recorded", type=Path, default=RECORDED, help="the recorded sacct --json dump")
+    parser.add_argument(
+        "--recorded", type=Path, nargs="+", default=[RECORDED], help="recorded sacct --json dumps (8 nodes, 2,000 W)"
+    )
     args = parser.parse_args(argv)
     seeds = _seeds(args.seeds)
     began = time.monotonic()
@@ -279,16 +281,20 @@ def main(argv: list[str] | None = None) -> int:
             "idle_w": IDLE,
             "max_w": MAX,
             "synthetic": {"nodes": SYN_NODES, "cap_w": SYN_CAP, "jobs": args.jobs, "seeds": seeds, "load": LOAD},
-            "recorded": {"dump": str(args.recorded), "nodes": RECORDED_NODES, "cap_w": RECORDED_CAP},
+            "recorded": {"dumps": [str(p) for p in args.recorded], "nodes": RECORDED_NODES, "cap_w": RECORDED_CAP},
         },
         "keys": [list(k) for k in KEYS],
     }
     label = {k: "[" + ", ".join(k) + "]" for k in KEYS}
 
-    if args.recorded.exists():
-        recorded = {label[k]: measure(args.recorded, k, RECORDED_CAP, RECORDED_NODES) for k in KEYS}
-        out["recorded"] = recorded
-        print(f"\nrecorded dump {args.recorded} (8 nodes, cap {RECORDED_CAP:,.0f} W)\n")
+    out["recorded"] = {}
+    for path in args.recorded:
+        if not path.exists():
+            print(f"no recorded dump at {path}: run bench/advisor_mixed.py first")
+            continue
+        recorded = {label[k]: measure(path, k, RECORDED_CAP, RECORDED_NODES) for k in KEYS}
+        out["recorded"][str(path)] = recorded
+        print(f"\nrecorded dump {path} (8 nodes, cap {RECORDED_CAP:,.0f} W)\n")
         print(
             "| key | over the cap (instants) | largest overshoot | mean wait | p95 wait | mean power / cap "
             "| license MAE (all / learned) | bias | under-licensed |\n|---|---|---|---|---|---|---|---|---|"
@@ -300,8 +306,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['mae_license_learned_w']:.0f} W | {r['bias_license_w']:+.0f} W "
                 f"| {r['under_licensed_share']:.0%} |"
             )
-    else:
-        print(f"no recorded dump at {args.recorded}: run bench/advisor_mixed.py first")
 
     out["synthetic"] = {}
     for scenario, unique in SCENARIOS.items():

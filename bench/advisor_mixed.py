@@ -361,9 +361,6 @@ def condition(
     result = up(TestbedOptions(base=base, nodes=NODES, idle_watts=IDLE, max_watts=MAX, license_total=BUDGET))
     run.env = result.state.env()
     up_s = time.monotonic() - began
-    missing = [u for u in KINDS if u not in TEST_USERS]
-    if missing:
-        raise SystemExit(f"the testbed creates only {', '.join(TEST_USERS)}: {', '.join(missing)} missing")
     _install_lua(run)
     first_cycle_s, learning_key = None, None
     if name != "baseline":
@@ -468,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(CONDITIONS)}")
     if os.geteuid() != 0:
         parser.error("the testbed needs root")
+    missing = [u for u in KINDS if u not in TEST_USERS]
+    if missing:  # TEST_USERS of wattsched.testbed.config: the users `up` creates
+        parser.error(f"the testbed creates only {', '.join(TEST_USERS)}: {', '.join(missing)} missing")
     signal.signal(signal.SIGTERM, _terminate)
     jobs = plan(args.seed)
     # seed 0's files under the default time limit are the recorded ones (advisor_keys.py); others get a suffix
