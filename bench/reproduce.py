@@ -7,7 +7,8 @@
 seconds, date, CPUs), which every report quotes ("measured wall times"), so a quick report also says how long
 the full setting takes.
 
-Each reproduction runs in a fresh output folder under a temporary directory (finished runs are reused otherwise),
+Each reproduction runs in a fresh output folder under a temporary directory (finished runs are reused otherwise;
+``--keep DIR`` writes it to ``DIR/NNN-SETTING`` instead, to read its claims afterwards),
 with seeds 0–2 and the CPU count as workers, and prints one markdown row: paper, setting, wall s, hold / differ /
 unstable / not checkable (result claims; setup checks apart).
 """
@@ -37,15 +38,18 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="the full setting instead of --quick")
     parser.add_argument("--data", type=Path, default=None, help="shared data folder (default: ../shared/data)")
     parser.add_argument("--record", action="store_true", help="record the wall times in reproduce/timings.json")
+    parser.add_argument("--keep", type=Path, default=None, help="keep each report in KEEP/NNN-SETTING (claims.json)")
     args = parser.parse_args()
     data = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
     print("| paper | setting | wall s | hold / differ / unstable / not checkable | setup |\n|---|---|---|---|---|")
     for paper in args.papers:
+        setting = "full" if args.full else "quick"
         with tempfile.TemporaryDirectory() as tmp:
+            out = args.keep / f"{paper.zfill(3)}-{setting}" if args.keep else Path(tmp) / "out"
             t0, cpu0, load0 = time.perf_counter(), _cpu(), os.getloadavg()[0]
             result = reproduce(
                 paper.zfill(3),
-                Path(tmp) / "out",
+                out,
                 quick=not args.full,
                 seeds=(0, 1, 2),
                 workers=os.cpu_count() or 1,
@@ -54,7 +58,6 @@ def main() -> None:
             wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
             load = max(load0, os.getloadavg()[0])
         counts, setup = verdict_counts(result.run.claims)
-        setting = "full" if args.full else "quick"
         cells = " / ".join(str(counts[v]) for v in VERDICTS)
         setup_text = ", ".join(f"{k} {v}" for k, v in setup.items()) or "—"
         print(
