@@ -27,7 +27,17 @@ import hostlist as _hostlist
 from wattsched.advise.records import PENDING, RUNNING, SUSPENDED, NodePower, Observation, QueuedJob
 from wattsched.dataset.hostlist import expand_hostlist
 
-__all__ = ["Domain", "allowed", "committed", "domain_budgets", "domain_power", "domains_of", "exclusion", "place"]
+__all__ = [
+    "Domain",
+    "allowed",
+    "choose",
+    "committed",
+    "domain_budgets",
+    "domain_power",
+    "domains_of",
+    "exclusion",
+    "place",
+]
 
 
 @dataclass(frozen=True)
@@ -103,31 +113,41 @@ def committed(obs: Observation, domains: Sequence[Domain], predicted: Mapping[in
     return out
 
 
-def place(
-    job: QueuedJob, need: float, domains: Sequence[Domain], room: Mapping[str, float]
+def choose(
+    nodes: int, need: float, domains: Sequence[Domain], avail: Mapping[str, int], room: Mapping[str, float]
 ) -> tuple[list[str] | None, str]:
-    """The domains ``job`` (``need`` W in all) may be released into, and why. One domain when one has the nodes
-    and the room (the one with the most room left); else, for a job larger than any domain, domains by room until
+    """The placement rule, one definition for the live advisor (:func:`place`) and the replay
+    (``advise/domain_replay.py``): the domains a job of ``nodes`` nodes and ``need`` W may go to, given how many
+    of its nodes may land in each (``avail``) and each domain's power room. One domain when one has the nodes and
+    the room (the one with the most room left); else, for a job larger than any domain, domains by room until
     they have its nodes, each with room for the most of its nodes that may land there. None when nothing fits."""
-    per_node = need / max(job.nodes, 1)
-    single = [d for d in domains if allowed(job, d) >= job.nodes and room[d.name] >= need - 1e-9]
+    per_node = need / max(nodes, 1)
+    single = [d for d in domains if avail[d.name] >= nodes and room[d.name] >= need - 1e-9]
     if single:
         best = max(single, key=lambda d: (room[d.name], d.name))
         return [best.name], f"domain {best.name}: {room[best.name]:,.0f} W free"
     usable = sorted(
-        (d for d in domains if allowed(job, d) > 0 and room[d.name] >= per_node * allowed(job, d) - 1e-9),
+        (d for d in domains if avail[d.name] > 0 and room[d.name] >= per_node * avail[d.name] - 1e-9),
         key=lambda d: (-room[d.name], d.name),
     )
-    chosen, nodes = [], 0
+    chosen, count = [], 0
     for d in usable:
         chosen.append(d.name)
-        nodes += allowed(job, d)
-        if nodes >= job.nodes:
+        count += avail[d.name]
+        if count >= nodes:
             if len(chosen) == 1:
                 break
             return chosen, "domains " + ", ".join(chosen)
     free = ", ".join(f"{d.name} {max(room[d.name], 0):,.0f} W" for d in domains)
     return None, f"needs {need:,.0f} W; no domain has room for it ({free} free)"
+
+
+def place(
+    job: QueuedJob, need: float, domains: Sequence[Domain], room: Mapping[str, float]
+) -> tuple[list[str] | None, str]:
+    """The domains ``job`` (``need`` W in all) may be released into, and why (:func:`choose`, with the most of its
+    nodes that may land in each domain: Slurm picks the nodes inside them)."""
+    return choose(job.nodes, need, domains, {d.name: allowed(job, d) for d in domains}, room)
 
 
 def exclusion(job: QueuedJob, domains: Sequence[Domain], chosen: Sequence[str], all_nodes: Iterable[str]) -> str:

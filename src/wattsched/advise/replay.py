@@ -33,6 +33,8 @@ import polars as pl
 
 from wattsched.advise.config import AdvisorConfig
 from wattsched.advise.decide import license_for
+from wattsched.advise.domain_replay import DomainEasy, domain_power
+from wattsched.advise.domains import Domain, domain_budgets, domains_of
 from wattsched.advise.learn import KEY_COLUMN, TARGET_COLUMN, KeyedPowerPredictor, key_of
 from wattsched.core.schema import Provenance
 from wattsched.core.store import atomic_file, atomic_write
@@ -101,6 +103,35 @@ def _machine_size(jobs: pl.DataFrame, provenance: Provenance, given: int | None)
     return int(jobs["size"].max() or 1), "the largest job (no node list in the dump)"
 
 
+def _check_domains(dump: str | Path, domains: tuple[Domain, ...], size: int, policy: str, jobs: pl.DataFrame) -> int:
+    """The nodes of the machine in no domain (none used with domains, as live), after the checks a layout
+    must pass: domains only with EASY, and no more domain nodes than the machine has."""
+    if not domains:
+        return 0
+    if policy != "easy":
+        raise ReplayError(f"{dump}: power domains are replayed with EASY only (the policy given is {policy!r})")
+    inside = sum(len(d.nodes) for d in domains)
+    if inside > size:
+        raise ReplayError(
+            f"{dump}: the domains hold {inside} nodes, more than the {size} of the replayed machine "
+            "(give --machine-size or check the domains' node lists)"
+        )
+    if "sacct_nodelist" in jobs.columns:
+        seen: set[str] = set()
+        for text in jobs["sacct_nodelist"].drop_nulls().unique().to_list():
+            try:
+                seen.update(expand_hostlist(text))
+            except ValueError:
+                continue
+        named = set().union(*(d.nodes for d in domains))
+        if seen and not named & seen:
+            raise ReplayError(
+                f"{dump}: no node of the domains ({', '.join(d.name for d in domains)}) appears in the dump's "
+                "node lists: the domains name another cluster's nodes"
+            )
+    return size - inside
+
+
 def _stats(wait: np.ndarray) -> dict[str, float]:
     if wait.size == 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0}
@@ -145,12 +176,16 @@ def _capped_run(
     budgets: PowerCapSchedule,
     bound: int | None,
     idle: float | None,
-) -> tuple[Any, dict[int, float], set[int]]:
+    domains: tuple[Domain, ...] = (),
+) -> tuple[Any, dict[int, float], set[int], dict[int, dict[str, int]]]:
     """The capped simulation with the advisor's licenses, holding the jobs whose license would exceed the whole
     budget (``bound``) as the live advisor does: they never start, instead of running alone above the cap. Runs
-    again without them until no new job is held. Returns the result, every job's license and the held jobs."""
+    again without them until no new job is held. With power domains the policy is :class:`DomainEasy`, which
+    also places each job in the domains (jobs it could never place are held the same way). Returns the result,
+    every job's license, the held jobs and (with domains) each started job's nodes per domain."""
     held: set[int] = set()
     licenses: dict[int, float] = {}
+    budgets_d = domain_budgets(domains, config.power.definition, idle) if domains else {}
     for _ in range(MAX_HOLD_ROUNDS):
         run = ordered.filter(~pl.col("job_id").is_in(sorted(held))) if held else ordered
         if run.is_empty():  # every job needs more than the whole budget: none runs under the cap
@@ -159,7 +194,7 @@ def _capped_run(
                 .select("job_id", "submit_time")
                 .with_columns(pl.lit(None, pl.Float64).alias("start_time"), pl.lit(None, pl.Float64).alias("end_time"))
             )
-            return _NoRun(empty), licenses, held
+            return _NoRun(empty), licenses, held, {}
         ids, nodes = run["job_id"].to_numpy(), run["size"].to_numpy()
         above: set[int] = set()
 
@@ -183,16 +218,22 @@ def _capped_run(
             return m, m.copy(), np.zeros(rows.size)
 
         predictor = KeyedPowerPredictor(config, idle)
+        placer = DomainEasy(domains, budgets_d, size) if domains else None
         capped = simulate(
             run,
-            policy,
+            placer if placer is not None else policy,
             size,
             power_check=PowerCheck.named("max"),
             cap=budgets,
             online=OnlineEstimates(predictor, power=convert),
         )
+        if placer is not None:  # positions in the run's queue order (submit time, job id: ``run`` is so sorted)
+            above |= {int(ids[p]) for p in placer.never_fits}
+            placements = {int(ids[p]): counts for p, counts in placer.placements.items()}
+        else:
+            placements = {}
         if not above - held:
-            return capped, licenses, held
+            return capped, licenses, held, placements
         held |= above
     raise ReplayError(f"the jobs held above the budget did not settle in {MAX_HOLD_ROUNDS} runs")
 
@@ -249,8 +290,12 @@ def replay(
         raise ReplayError(f"{dump}: the cap leaves no budget above the idle power of {size} nodes: no job could run")
     budget_schedule = PowerCapSchedule(caps.times, tuple(None if b is None else float(b) for b in budgets))
 
+    domains = domains_of(config.domains)
+    outside = _check_domains(dump, domains, size, policy, jobs)
     ordered = sim.sort("submit_time", "job_id")
-    capped, licenses, held = _capped_run(ordered, config, policy, size, budget_schedule, bound, idle)
+    capped, licenses, held, placements = _capped_run(
+        ordered, config, policy, size, budget_schedule, bound, idle, domains
+    )
     free = simulate(ordered, policy, size)
 
     true_w = ordered.select(
@@ -274,17 +319,36 @@ def replay(
             s = s.hstack(result.predictions.select("has_history", "watts_per_node"))
         frames[name] = s
 
+    sizes = ordered.select("job_id", "size")
+    per_domain = (
+        domain_power(frames["capped"].join(sizes, on="job_id"), placements, domains, idle_w, definition)
+        if domains
+        else {}
+    )
     steps = {}
     for name, s in frames.items():
         steps[name] = _power_steps(
             s["start_time"].to_numpy(), s["end_time"].to_numpy(), s["true_watts"].to_numpy(), offset
         )
-    grid = np.unique(np.concatenate([steps["capped"][0], steps["uncapped"][0], t0 + np.asarray(caps.times)]))
+    grid = np.unique(
+        np.concatenate(
+            [
+                steps["capped"][0],
+                steps["uncapped"][0],
+                t0 + np.asarray(caps.times),
+                *(t for t, _ in per_domain.values()),
+            ]
+        )
+    )
+
+    def level_at(t: np.ndarray, level: np.ndarray, before: float) -> np.ndarray:
+        if t.size == 0:
+            return np.full(grid.size, before)
+        i = np.searchsorted(t, grid, side="right") - 1
+        return np.where(i >= 0, level[np.clip(i, 0, None)], before)
 
     def at(name: str) -> np.ndarray:
-        t, level = steps[name]
-        i = np.searchsorted(t, grid, side="right") - 1
-        return np.where(i >= 0, level[np.clip(i, 0, None)], offset)
+        return level_at(*steps[name], offset)
 
     cap_now = caps.cap_at_many(grid - t0)
     power = pl.DataFrame(
@@ -295,6 +359,20 @@ def replay(
             "cap_watts": pl.Series(np.where(np.isfinite(cap_now), cap_now, np.nan), nan_to_null=True),
         }
     )
+    domain_rows: dict[str, Any] = {}
+    for d in domains:  # the capped run's power per domain, on the cluster cap's basis, against its cap
+        base = idle_w * len(d.nodes) if definition == "net" else 0.0
+        watts = level_at(*per_domain[d.name], base)
+        power = power.with_columns(pl.Series(f"domain_{d.name}_watts", watts))
+        above = watts > d.watts + 1e-6
+        domain_rows[d.name] = {
+            "nodes": len(d.nodes),
+            "cap_watts": d.watts,
+            "peak_watts": float(watts.max()),
+            "instants_over_cap": int(above.sum()),
+            "max_over_cap_watts": float((watts[above] - d.watts).max()) if above.any() else 0.0,
+            "jobs": sum(1 for counts in placements.values() if counts.get(d.name)),
+        }
     over = power.filter(pl.col("cap_watts").is_not_null() & (pl.col("capped_watts") > pl.col("cap_watts") + 1e-6))
     c = frames["capped"]
     jobs_energy = float((c["true_watts"] * (c["end_time"] - c["start_time"])).sum())
@@ -342,6 +420,9 @@ def replay(
         # jobs whose license would exceed the whole budget: held, never started (live: held with their reason)
         "held_above_budget": len(held),
         "held_jobs": sorted(held)[:50],
+        # power domains (gate mode): each one's capped peak against its own cap; the uncapped run places no job
+        "domains": domain_rows,
+        "nodes_outside_domains": outside,
     }
     summary["peak_watts"]["saved"] = summary["peak_watts"]["uncapped"] - summary["peak_watts"]["capped"]
     return ReplayResult(summary, frames["capped"], frames["uncapped"], power, read.rejects, read.provenance)

@@ -154,8 +154,6 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
     for name, value in ignored.items():
         if value:
             warn(f"{name} is ignored with --replay (nothing runs against Slurm)")
-    if cfg.domains:
-        warn("the power domains are ignored with --replay (the simulator has no per-domain caps yet): whole cluster")
     if cfg.cap.at(0.0) is None and not cfg.cap.windows:
         fail("--replay needs a cap: give --cap WATTS or a [cap] table in --config")
     if not dump.exists():
@@ -171,7 +169,18 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
         f"energy), {summary['machine_size']} nodes ({summary['machine_size_source']}); {summary['jobs_delayed']} "
         f"jobs delayed by the cap; {summary['instants_over_cap']} instants over the cap (at most "
         f"{summary['max_over_cap_watts']:,.0f} W over); {summary['held_above_budget']} held above the whole budget"
+        + (" or any domain's" if summary["domains"] else "")
     )
+    for name, d in summary["domains"].items():
+        console.print(
+            f"domain {name}: {d['nodes']} nodes, {d['jobs']} jobs, peak {d['peak_watts']:,.0f} W against its cap "
+            f"of {d['cap_watts']:,.0f} W; {d['instants_over_cap']} instants over it"
+        )
+    if summary["nodes_outside_domains"]:
+        warn(
+            f"{summary['nodes_outside_domains']} nodes are in no power domain: the advisor never releases a job "
+            "onto them (its ExcNodeList keeps each job inside its domains)"
+        )
     if report_dir is not None:
         from wattsched.report.advisor import write_replay_figure
 

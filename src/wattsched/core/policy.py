@@ -93,6 +93,15 @@ class PolicyBase(Policy):
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only copy: a snapshot the engine may change afterwards without the policy seeing it."""
     a = np.array(a, copy=True)
     a.flags.writeable = False
     return a
+
+
+def live_read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only *view*: the policy cannot write through it, but sees what the engine writes later (the
+    estimates an online predictor fills in at each submission)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v

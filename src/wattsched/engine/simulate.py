@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.core.policy import JobAttributes, Policy, PolicyBase, View, read_only
+from wattsched.core.policy import JobAttributes, Policy, PolicyBase, View, live_read_only, read_only
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import REQUIRED_COLUMNS, ReadResult, WorkloadError, coerce_columns, sort_queue_order
 from wattsched.core.stopping import compiled_section
@@ -471,10 +471,11 @@ def _attributes(
         submit_time=read_only(submit),
         size=read_only(size),
         walltime=read_only(walltime),
-        estimate=read_only(estimate),
-        est_dyn_mean=read_only(est_m),
-        est_dyn_max=read_only(est_max),
-        est_dyn_std=read_only(est_s),
+        # views, not copies: an online predictor writes these at each submission, after this is built
+        estimate=live_read_only(estimate),
+        est_dyn_mean=live_read_only(est_m),
+        est_dyn_max=live_read_only(est_max),
+        est_dyn_std=live_read_only(est_s),
     )
 
 

@@ -53,22 +53,34 @@ def shadow_figure(report: ShadowReport) -> Figure:
 
 
 def replay_figure(result: ReplayResult) -> Figure:
-    """A replay's power over time (the jobs' true power) with and without the cap, against the cap."""
-    fig = Figure(figsize=(10, 4.2), layout="constrained")
-    ax = fig.add_subplot()
+    """A replay's power over time (the jobs' true power) with and without the cap, against the cap; with power
+    domains, a second panel with each domain's power in the capped run against its own cap."""
+    s = result.summary
+    domains = s.get("domains") or {}
+    fig = Figure(figsize=(10, 6.8 if domains else 4.2), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True) if domains else [fig.add_subplot()]
+    ax = axes[0]
     p = result.power
     t = _dates(p["time"].to_numpy())
     ax.step(t, p["uncapped_watts"].to_numpy(), where="post", color=_UNCAPPED, label="without cap")
     ax.step(t, p["capped_watts"].to_numpy(), where="post", color=_MEASURED, label="with the advisor's licenses")
     ax.step(t, p["cap_watts"].to_numpy(), where="post", color=_CAP, lw=1.5, label="cap")
-    s = result.summary
     ax.set_title(
         f"replay of {Path(s['dump']).name}: peak {s['peak_watts']['capped']:,.0f} W capped vs "
         f"{s['peak_watts']['uncapped']:,.0f} W; mean wait +{s['wait_s']['increase']['mean']:,.0f} s"
     )
     ax.set_ylabel("power (W, the cap's basis)")
-    _time_axis(ax)
     ax.legend(loc="best", fontsize="small")
+    if domains:
+        dx = axes[1]
+        for k, (name, d) in enumerate(domains.items()):
+            colour = f"C{k % 10}"
+            dx.step(t, p[f"domain_{name}_watts"].to_numpy(), where="post", color=colour, label=name)
+            dx.axhline(d["cap_watts"], color=colour, ls="--", lw=1.2)
+        dx.set_ylabel("power per domain (W; dashed: its cap)")
+        dx.set_title("power domains, with the advisor's licenses and placement")
+        dx.legend(loc="best", fontsize="small")
+    _time_axis(axes[-1])
     return fig
 
 
