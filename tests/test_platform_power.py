@@ -228,8 +228,30 @@ def test_job_dynamic_estimates() -> None:
 
 
 def test_naive_estimates() -> None:
-    m, mx, s = naive_estimates(np.array([1, 3]))
+    m, mx, s = naive_estimates(np.array([1, 3]), 1860.0)
     np.testing.assert_array_equal(m, [1860.0, 5580.0])
     np.testing.assert_array_equal(mx, m)
     np.testing.assert_array_equal(s, [0.0, 0.0])
     assert naive_estimates([2], naive_watts=2100.0)[1][0] == 4200.0
+
+
+def test_naive_is_the_platforms_max_less_idle_not_marconi100s() -> None:
+    """Regression (issue 29): naive's per-node power was hard-coded at Marconi100's 1,860 W, so on a platform
+    idling at 100 W with 500 W nodes a 2-node job was estimated at 3,720 W instead of 800 W."""
+    import polars as pl
+
+    from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.platform import Platform
+    from wattsched.power.run import PowerSetup, with_estimates
+
+    jobs = pl.DataFrame({"job_id": [1, 2], "size": [2, 1], "runtime": [10.0, 10.0]})
+    small = Platform(name="small", nodes=8, idle_watts=100.0, max_node_watts=500.0)
+    est = with_estimates(jobs, PowerSetup(small, PowerCheck.named("naive")))
+    assert est["est_dyn_max"].to_list() == [800.0, 400.0] and est["est_dyn_mean"].to_list() == [800.0, 400.0]
+    literal = with_estimates(jobs, PowerSetup(small, PowerCheck.named("naive"), subtract_idle=False))
+    assert literal["est_dyn_max"].to_list() == [1000.0, 500.0]
+    m100 = Platform(name="m100", nodes=980, idle_watts=240.0, max_node_watts=2100.0)
+    assert with_estimates(jobs, PowerSetup(m100, PowerCheck.named("naive")))["est_dyn_max"].to_list() == [
+        3720.0,
+        1860.0,
+    ]

@@ -195,7 +195,7 @@ def _online_estimates(
 
         def convert(rows: np.ndarray, out: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             if setup.check.name == "naive":
-                return naive_estimates(size[rows])
+                return naive_estimates(size[rows], setup.platform.naive_node_watts(setup.subtract_idle))
             return job_dynamic_estimates(
                 size[rows],
                 out["pred_power_mean"],

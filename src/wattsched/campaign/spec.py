@@ -21,11 +21,11 @@ post_window_cap = "none"   # or "dynamic_range", a fraction, "350000W", or a lis
 ```
 
 Runs are the product workload window × policy × check × source × cap, except that the ``naive`` check has its
-own source (1,860 W per node), so it runs once per (window, policy, cap): 11 estimators × 4 caps × 30 windows =
-1,320 runs. Each grid seed replicates the workloads on other samples (the seed offsets the generator's and the
-windows' seeds), so ``seeds = [0, 1, 2]`` triples the campaign with independent windows. Each window also gets a
-baseline run (EASY without a cap) unless ``baselines = false``. Every run has a stable id, a hash of its
-parameters, so a campaign can resume and two executors agree.
+own source (max − idle per node of the platform; 1,860 W on M100), so it runs once per (window, policy, cap):
+11 estimators × 4 caps × 30 windows = 1,320 runs. Each grid seed replicates the workloads on other samples (the seed
+offsets the generator's and the windows' seeds), so ``seeds = [0, 1, 2]`` triples the campaign with independent
+windows. Each window also gets a baseline run (EASY without a cap) unless ``baselines = false``. Every run has a
+stable id, a hash of its parameters, so a campaign can resume and two executors agree.
 
 ``prestate`` (``"requeue"``, ``"prestart"`` or ``"drop"``; see ``engine/windows.py``) says what a window does
 with the jobs queued or running at its start; the Booleans of older files still work (``true`` = ``"prestart"``,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-#: Checks from the most conservative (naive: every node at 1,860 W) to the most aggressive (mean), so that a
+#: Checks from the most conservative (naive: every node at its max − idle) to the most aggressive (mean), so that a
 #: figure reads as a trade-off: less power used and less delay on the left, more of both on the right.
 CHECK_ORDER = ("naive", "max", "gaussian99", "gaussian95", "gaussian68", "mean")
 #: Sources side by side within a check, so that each predicted estimator sits next to its real-power twin.

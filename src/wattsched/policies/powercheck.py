@@ -5,7 +5,8 @@ The policy's platform power is the sum of the running jobs' *estimates* (never a
 job-level dynamic estimates (m, M, s): mean, max and standard deviation in watts, e.g. nodes × (per-node value −
 idle). Checks:
 
-* ``mean``: Σm + m_j ≤ cap;  ``max``: ΣM + M_j ≤ cap (``naive`` is ``max`` with M = 1860 W × nodes);
+* ``mean``: Σm + m_j ≤ cap;  ``max``: ΣM + M_j ≤ cap (``naive`` is ``max`` with M = (max − idle) × nodes of
+  the platform);
 * ``gaussian68/95/99``: μ + k·σ < cap with μ = Σm + m_j, σ = sqrt(Σs² + s_j²) and k = 1, 2, 3 (the paper's
   names come from two-sided intervals: the one-sided probabilities are 84.1 / 97.7 / 99.87 %);
 * ``quantile:P`` (improvement, §8.2): the same with k = Φ⁻¹(P), a calibrated one-sided quantile.

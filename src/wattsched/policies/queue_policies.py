@@ -56,7 +56,7 @@ def order_keys(order: int, estimate: np.ndarray, size: np.ndarray) -> np.ndarray
 # jobs' estimates.
 CHECK_NONE = 0
 CHECK_MEAN = 1  # Σm + m_j ≤ cap
-CHECK_MAX = 2  # ΣM + M_j ≤ cap (also "naive", with M = 1860 W × nodes)
+CHECK_MAX = 2  # ΣM + M_j ≤ cap (also "naive", with M = (max − idle) × nodes)
 CHECK_GAUSSIAN = 3  # Σm + m_j + k·sqrt(Σs² + s_j²) < cap (strict, as the paper)
 
 RESERVE_NODES = 0  # the priority job's reservation counts nodes only (faithful, [AMBIG-0.7])

@@ -72,6 +72,11 @@ class Platform(BaseModel):
             )
         return self
 
+    def naive_node_watts(self, subtract_idle: bool = True) -> float:
+        """The naive estimator's power of one node: its highest power, less idle on the dynamic basis
+        ([AMBIG-0.3]; docs/platforms.md)."""
+        return self.max_node_watts - (self.idle_watts if subtract_idle else 0.0)
+
     @property
     def idle_platform_watts(self) -> float:
         """Power of the whole machine with every node idle: the floor under every timeline's total."""
@@ -347,12 +352,13 @@ def job_dynamic_estimates(
     return q * (mean - offset), q * (mx - offset), s
 
 
-def naive_estimates(
-    nodes: np.ndarray | Sequence[int], naive_watts: float = 1860.0
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def naive_estimates(nodes: np.ndarray | Sequence[int], naive_watts: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """P0's naive estimator: every node at its highest observed dynamic power, ``m = M = naive_watts·q``, ``s = 0``.
 
-    1,860 W = 2,100 W (M100's max node power) − 240 W idle; pass 2100.0 for the paper's literal "2100 W · q_j".
+    ``naive_watts`` is the platform's (:meth:`Platform.naive_node_watts`): on Marconi100 1,860 W = 2,100 W (its
+    max node power) − 240 W idle, or 2,100 W for the paper's literal "2100 W · q_j" (``subtract_idle=False``).
+    No default: a figure of one machine applied to another was a bug (a 2-node job of a 100/500 W platform
+    estimated at 3,720 W instead of 800 W).
     """
     q = np.asarray(nodes, dtype=np.float64)
     m = q * float(naive_watts)

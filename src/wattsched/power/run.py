@@ -67,19 +67,19 @@ class PowerSetup:
         if not self.sample_period > 0:
             raise ValueError(f"the power sample period must be positive, got {self.sample_period!r} s")
         if self.check.name == "naive":
-            # paper 000's naive estimator is a source (1860 W per node) checked like max
+            # paper 000's naive estimator is a source (max − idle per node of the platform) checked like max
             object.__setattr__(self, "source", "naive")
 
 
 def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
     """Add the job-level dynamic estimate columns (W) the policy's power check reads.
 
-    ``real``/``predicted``: nodes × (per-node value − idle) and nodes × σ ([AMBIG-0.3]); ``naive``: 1860 W ×
-    nodes. A job that never ran (runtime 0) and has no measured power is estimated at 0 W.
+    ``real``/``predicted``: nodes × (per-node value − idle) and nodes × σ ([AMBIG-0.3]); ``naive``: nodes × (the
+    platform's max node power − idle). A job that never ran (runtime 0) and has no measured power is estimated at 0 W.
     """
     size = jobs["size"].to_numpy()
     if setup.source == "naive":
-        m, mx, s = naive_estimates(size)
+        m, mx, s = naive_estimates(size, setup.platform.naive_node_watts(setup.subtract_idle))
     else:
         columns = SOURCE_COLUMNS[setup.source]
         missing = [c for c in columns if c not in jobs.columns]
