@@ -172,6 +172,7 @@ def _completer(module: str, attribute: str, what: str) -> Callable[[str], list[s
 
     def complete(incomplete: str) -> list[str]:
         names = getattr(importlib.import_module(module), attribute)
+        names = names() if callable(names) else names  # a registry's function lists what was registered since
         return [n for n in names if str(n).lower().startswith(incomplete.lower())]
 
     complete.__doc__ = f"Shell completion of {what}."
@@ -181,7 +182,7 @@ def _completer(module: str, attribute: str, what: str) -> Callable[[str], list[s
 #: --policy: the registry's names (a module:Class is typed, not completed).
 complete_policy = _completer("wattsched.policies.registry", "POLICIES", "--policy")
 #: --power-check: the named checks (quantile:P with P typed in).
-complete_check = _completer("wattsched.policies.powercheck", "NAMED_CHECKS", "--power-check")
+complete_check = _completer("wattsched.policies.powercheck", "check_names", "--power-check")
 complete_power_predictor = _completer("wattsched.predict.registry", "POWER_PREDICTORS", "a power predictor name")
 complete_runtime_predictor = _completer("wattsched.predict.registry", "RUNTIME_PREDICTORS", "a runtime predictor")
 complete_paper = _completer("wattsched.reproduce.claims", "PAPERS", "reproduce PAPER")

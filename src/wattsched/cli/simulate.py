@@ -43,6 +43,7 @@ from wattsched.cli.common import (
 )
 from wattsched.cli.config import config_callback
 from wattsched.core.errors import WorkloadError
+from wattsched.policies.powercheck import check_help
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def simulate(
     power_check: Annotated[
         str | None,
         typer.Option(
-            help="none, mean, max, naive, gaussian68, gaussian95, gaussian99 or quantile:P (any case).",
+            help=check_help(),
             callback=power_check_name,
             autocompletion=complete_check,
         ),
@@ -396,7 +397,7 @@ def _power_setup(
             schedule = PowerCapSchedule.constant(cap, plat, cap_basis=cap_basis)
     elif window is not None:
         raise ValueError("--window needs --cap")
-    if check.check != "none" and schedule is None:
+    if check.active and schedule is None:
         raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
     return PowerSetup(
         plat,

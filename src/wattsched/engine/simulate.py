@@ -43,11 +43,18 @@ from wattsched.engine.kernel_state import (
     KernelState,
 )
 from wattsched.policies.knapsack_cpsat import CpSatKnapsack
-from wattsched.policies.powercheck import PowerCheck
+from wattsched.policies.powercheck import CheckRule, PowerCheck
 from wattsched.policies.queue_policies import (
     BACKFILL_CONSERVATIVE,
     KNAPSACK_EXACT_WAIT,
     ORDER_FCFS,
+    PF_A,
+    PF_B,
+    PF_K,
+    PF_KEY_IS_ESTIMATE,
+    PF_KNAPSACK_END,
+    PF_SIZE,
+    PF_STRICT,
     cap_at,
     order_keys,
 )
@@ -215,12 +222,15 @@ def simulate(
     estimate = _estimates(jobs, None if online_runtime else runtime_estimate, walltime, notes)
     key = order_keys(pol.order, estimate, size)
     online_power = online is not None and online.power is not None
-    pcfg, k, est_m, est_max, est_s, cap_t, cap_v = _power_inputs(
+    pcfg, rule, est_m, est_max, est_s, cap_t, cap_v = _power_inputs(
         jobs, power_check, power_estimates, cap, pol, placeholders=online_power
     )
     if knapsack_until is None:
         knapsack_until = float(cap_t[1]) if cap_t.size > 1 else np.inf
-    pf = np.array([k, knapsack_until, float(np.array_equal(key, estimate))], dtype=np.float64)  # PF_* order
+    a, b, k, strict = rule.kernel_parameters()
+    pf = np.zeros(PF_SIZE)
+    pf[PF_K], pf[PF_KNAPSACK_END], pf[PF_KEY_IS_ESTIMATE] = k, knapsack_until, float(np.array_equal(key, estimate))
+    pf[PF_A], pf[PF_B], pf[PF_STRICT] = a, b, strict
     state = KernelState(n, machine_size)
     if pol.backfill >= KNAPSACK_EXACT_WAIT:
         external = CpSatKnapsack(
@@ -338,7 +348,7 @@ def _power_inputs(
     pol: QueuePolicy,
     *,
     placeholders: bool = False,
-) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, CheckRule, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Arrays for the kernel's power bookkeeping (all zeros and no cap when there is no power check;
     ``placeholders``: zeros an online predictor fills in at submission)."""
     n = jobs.height
@@ -353,13 +363,13 @@ def _power_inputs(
         if cap_t.ndim != 1 or cap_t.shape != cap_v.shape or (np.diff(cap_t) <= 0).any():
             raise SimulationError("cap schedule: times must be strictly ascending and match the caps")
         cap_v = np.where(np.isnan(cap_v), np.inf, cap_v)
-    if check.check == "none":
+    if not check.active:
         zeros = np.zeros(n)
-        return pcfg, 0.0, zeros, zeros, zeros, cap_t, cap_v
+        return pcfg, check.rule, zeros, zeros, zeros, cap_t, cap_v
     if pol.backfill == BACKFILL_CONSERVATIVE:
         raise SimulationError("power checks are not available with conservative backfilling yet")
     if placeholders:
-        return pcfg, float(check.k), np.zeros(n), np.zeros(n), np.zeros(n), cap_t, cap_v
+        return pcfg, check.rule, np.zeros(n), np.zeros(n), np.zeros(n), cap_t, cap_v
     missing = [c for c in columns if c not in jobs.columns]
     if missing:
         raise SimulationError(
@@ -373,7 +383,7 @@ def _power_inputs(
             bad = jobs["job_id"][int(np.flatnonzero(~np.isfinite(a))[0])]
             raise SimulationError(f"power estimate column {c!r} is missing or not finite for job {bad}")
         arrays.append(a)
-    return pcfg, float(check.k), arrays[0], arrays[1], arrays[2], cap_t, cap_v
+    return pcfg, check.rule, arrays[0], arrays[1], arrays[2], cap_t, cap_v
 
 
 class _OnlineFeed:

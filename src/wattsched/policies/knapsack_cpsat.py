@@ -106,18 +106,11 @@ class CpSatKnapsack(PolicyBase):
         return (wait + p) / p
 
     def _weights(self, view: View, queue: np.ndarray) -> np.ndarray:
-        w = view.jobs.est_dyn_max[queue] if self.check.check == "max" else view.jobs.est_dyn_mean[queue]
-        return np.maximum(w, 1.0)
+        return self.check.rule.weight(view.jobs.est_dyn_mean[queue], view.jobs.est_dyn_max[queue])
 
     def _fits(self, view: View, sums: list[float], j: int) -> bool:
-        jobs, cap, chk = view.jobs, view.cap, self.check.check
-        if chk == "none" or math.isinf(cap):
-            return True
-        if chk == "mean":
-            return sums[0] + jobs.est_dyn_mean[j] <= cap
-        if chk == "max":
-            return sums[1] + jobs.est_dyn_max[j] <= cap
-        return sums[0] + jobs.est_dyn_mean[j] + self.check.k * math.sqrt(sums[2] + jobs.est_dyn_std[j] ** 2) < cap
+        jobs = view.jobs
+        return self.check.rule.fits(sums, jobs.est_dyn_mean[j], jobs.est_dyn_max[j], jobs.est_dyn_std[j], view.cap)
 
     def greedy(self, view: View) -> list[int]:
         """Algorithm 2: descending profit/weight, stop at the first job that does not fit (or skip it)."""
@@ -204,25 +197,30 @@ class CpSatKnapsack(PolicyBase):
         return chosen
 
     def _power_constraint(self, model, view: View, cand: np.ndarray, x: list) -> None:
-        chk, cap = self.check.check, view.cap
-        if chk == "none" or math.isinf(cap):
+        """The check's rule in integers (``CheckRule``: a·Σm + b·ΣM + k·σ against the cap), rounded so that a
+        solution never breaks the real rule: each job's linear term rounded up, the room down."""
+        rule, cap = self.check.rule, view.cap
+        if not rule.active or math.isinf(cap):
             return
         jobs = view.jobs
-        if chk in ("mean", "max"):
-            est = jobs.est_dyn_mean if chk == "mean" else jobs.est_dyn_max
-            room = math.floor(cap - view.power_sums[0 if chk == "mean" else 1])
-            model.add(sum(math.ceil(est[j]) * xi for j, xi in zip(cand, x, strict=True)) <= room)
+        running = rule.level(view.power_sums[0], view.power_sums[1], 0.0)  # the linear part of the running jobs
+        linear = [math.ceil(rule.level(float(jobs.est_dyn_mean[j]), float(jobs.est_dyn_max[j]), 0.0)) for j in cand]
+        if rule.k == 0.0:
+            # a·Σ + b·Σ ≤ P̄ (or < P̄ when strict: one watt less in integers)
+            room = math.ceil(cap - running) - 1 if rule.strict else math.floor(cap - running)
+            model.add(sum(w * xi for w, xi in zip(linear, x, strict=True)) <= room)
             return
-        # gaussian: slack = P̄ − μ ≥ 1 and slack² · 100 ≥ ceil(k²·100) · σ² + 1 (strict)
-        room = math.floor(cap - view.power_sums[0])
-        mean_terms = [math.ceil(jobs.est_dyn_mean[j]) for j in cand]
-        slack = model.new_int_var(1, max(room, 1), "slack")
-        model.add(slack == room - sum(m * xi for m, xi in zip(mean_terms, x, strict=True)))
-        square = model.new_int_var(1, max(room, 1) ** 2, "square")
+        # with a σ term: slack = P̄ − linear ≥ 1 (0 if not strict) and slack² · 100 ≥ ceil(k²·100) · σ² (+ 1 strict)
+        room = math.floor(cap - running)
+        low = 1 if rule.strict else 0
+        slack = model.new_int_var(low, max(room, low), "slack")
+        model.add(slack == room - sum(w * xi for w, xi in zip(linear, x, strict=True)))
+        square = model.new_int_var(low, max(room, low) ** 2, "square")
         model.add_multiplication_equality(square, [slack, slack])
-        k2 = math.ceil(self.check.k**2 * _K2_SCALE)
+        k2 = math.ceil(rule.k**2 * _K2_SCALE)
         var_running = math.ceil(view.power_sums[2])
         var_terms = [math.ceil(jobs.est_dyn_std[j] ** 2) for j in cand]
         model.add(
-            _K2_SCALE * square >= k2 * (var_running + sum(v * xi for v, xi in zip(var_terms, x, strict=True))) + 1
+            _K2_SCALE * square
+            >= k2 * (var_running + sum(v * xi for v, xi in zip(var_terms, x, strict=True))) + int(rule.strict)
         )

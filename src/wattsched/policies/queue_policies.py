@@ -53,11 +53,11 @@ def order_keys(order: int, estimate: np.ndarray, size: np.ndarray) -> np.ndarray
 
 
 # Power checks (paper 000 §5.2; docs/semantics.md §3.3). A policy's platform power is the sum of the running
-# jobs' estimates.
+# jobs' estimates. Every check is one rule, a·(Σm + m_j) + b·(ΣM + M_j) + k·sqrt(Σs² + s_j²) ≤ cap (< when
+# strict), its coefficients in the float parameters (PF_A, PF_B, PF_K, PF_STRICT) from the registry of
+# policies/powercheck.py: a new check needs no edit here.
 CHECK_NONE = 0
-CHECK_MEAN = 1  # Σm + m_j ≤ cap
-CHECK_MAX = 2  # ΣM + M_j ≤ cap (also "naive", with M = (max − idle) × nodes)
-CHECK_GAUSSIAN = 3  # Σm + m_j + k·sqrt(Σs² + s_j²) < cap (strict, as the paper)
+CHECK_RULE = 1
 
 RESERVE_NODES = 0  # the priority job's reservation counts nodes only (faithful, [AMBIG-0.7])
 RESERVE_NODES_POWER = 1  # ... nodes and estimated power, with the cap in force at the shadow time
@@ -76,21 +76,32 @@ PC_KNAPSACK = 3
 PF_K = 0
 PF_KNAPSACK_END = 1
 PF_KEY_IS_ESTIMATE = 2  # 1.0 when the queue order's key is the runtime estimate itself (SJF)
+PF_A = 3  # the rule's weight of the mean estimates
+PF_B = 4  # ... of the max estimates
+PF_STRICT = 5  # 1.0: the level must stay strictly below the cap
+PF_SIZE = 6
 SUM_M = 0
 SUM_MAX = 1
 SUM_S2 = 2
 
 
 @njit(cache=True)
-def power_fits(check, k, cap, sm, smax, ss2, m, mx, sd):
-    """Whether a job with estimates (m, mx, sd) fits under ``cap`` next to running sums (sm, smax, ss2)."""
+def power_fits(check, pf, cap, sm, smax, ss2, m, mx, sd):
+    """Whether a job with estimates (m, mx, sd) fits under ``cap`` next to running sums (sm, smax, ss2), by the
+    rule whose coefficients are in ``pf`` (the same arithmetic as ``powercheck.CheckRule.fits``; terms with a
+    zero coefficient are skipped, so mean, max and the Gaussian checks compute exactly what they always did)."""
     if check == CHECK_NONE or cap == math.inf:
         return True
-    if check == CHECK_MEAN:
-        return sm + m <= cap
-    if check == CHECK_MAX:
-        return smax + mx <= cap
-    return sm + m + k * math.sqrt(ss2 + sd * sd) < cap
+    v = 0.0
+    if pf[PF_A] != 0.0:
+        v += pf[PF_A] * (sm + m)
+    if pf[PF_B] != 0.0:
+        v += pf[PF_B] * (smax + mx)
+    if pf[PF_K] != 0.0:
+        v += pf[PF_K] * math.sqrt(ss2 + sd * sd)
+    if pf[PF_STRICT] != 0.0:
+        return v < cap
+    return v <= cap
 
 
 @njit(cache=True)
@@ -138,7 +149,7 @@ def _reservation(
     sc,
     size,
     pcfg,
-    k,
+    pf,
     sums,
     est_m,
     est_max,
@@ -186,7 +197,7 @@ def _reservation(
     elif (
         reserve_power
         and need <= avail
-        and power_fits(check, k, cap_at(cap_t, cap_v, now), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])
+        and power_fits(check, pf, cap_at(cap_t, cap_v, now), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])
     ):
         shadow = now
     else:
@@ -213,7 +224,7 @@ def _reservation(
                 c += 1
             if avail >= need and (
                 not reserve_power
-                or power_fits(check, k, cap_at(cap_t, cap_v, e), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])
+                or power_fits(check, pf, cap_at(cap_t, cap_v, e), sm, smax, ss2, est_m[pj], est_max[pj], est_s[pj])
             ):
                 shadow = e
                 break
@@ -227,10 +238,10 @@ def _reservation(
 
 @njit(cache=True)
 def _knapsack_pass(
-    mode, now, queue, qlen, free, size, estimate, out, pcfg, k, sums, est_m, est_max, est_s, cap_t, cap_v, submit
+    mode, now, queue, qlen, free, size, estimate, out, pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v, submit
 ):
     """Greedy knapsack (paper 000 Algorithm 2): profit v_j = wait (``KNAPSACK_WAIT``) or stretch
-    (wait + p̃)/p̃ (``KNAPSACK_STRETCH``, p̃ floored at 1 s), weight w_j = the estimate the check uses (m for
+    (wait + p̃)/p̃ (``KNAPSACK_STRETCH``, p̃ floored at 1 s), weight w_j = the rule's a·m + b·M (m for
     mean/gaussian, M for max/naive) floored at 1 W ([AMBIG-0.8]); jobs in descending v/w (ties: queue order)
     start while they fit in units and power; at the first that does not, stop (or skip it, ``KNAPSACK_SKIP``).
     No backfilling, no reservation."""
@@ -245,7 +256,11 @@ def _knapsack_pass(
         else:
             p = estimate[j] if estimate[j] > 1.0 else 1.0
             v = (wait + p) / p
-        w = est_max[j] if check == CHECK_MAX else est_m[j]
+        w = 0.0  # the rule's weight, a·m + b·M (m for mean and the Gaussian checks, M for max and naive)
+        if pf[PF_A] != 0.0:
+            w += pf[PF_A] * est_m[j]
+        if pf[PF_B] != 0.0:
+            w += pf[PF_B] * est_max[j]
         if w < 1.0:
             w = 1.0
         ratio[x] = -v / w  # ascending sort of −v/w = descending v/w; stable: ties keep queue order
@@ -256,7 +271,7 @@ def _knapsack_pass(
     ns = 0
     for x in range(qlen):
         j = queue[order[x]]
-        if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+        if size[j] <= free and power_fits(check, pf, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             out[ns] = j
             ns += 1
             free -= size[j]
@@ -275,7 +290,6 @@ def prefix_pass(now, queue, qlen, free, size, out, pcfg, pf, sums, est_m, est_ma
     decisions of :func:`queue_pass` with ``BACKFILL_NONE``, in a small function of its own: its passes paid for
     the arguments and branches EASY's size index added to ``queue_pass`` (fcfs on 1 M jobs 0.95 → 1.24 CPU s)."""
     check = pcfg[PC_CHECK]
-    k = pf[PF_K]
     cap = cap_at(cap_t, cap_v, now)
     sm = sums[SUM_M]
     smax = sums[SUM_MAX]
@@ -283,7 +297,7 @@ def prefix_pass(now, queue, qlen, free, size, out, pcfg, pf, sums, est_m, est_ma
     ns = 0
     for i in range(qlen):
         j = queue[i]
-        if size[j] > free or not power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+        if size[j] > free or not power_fits(check, pf, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             break
         out[ns] = j
         ns += 1
@@ -333,7 +347,6 @@ def queue_pass(
     the backfill scan then visits only the jobs whose size fits, in the same order, so the decisions are the same;
     entries whose leaf is ``NO_FIT`` are gaps (jobs started earlier) and are skipped.
     """
-    k = pf[PF_K]
     if backfill >= KNAPSACK_WAIT:
         if now < pf[PF_KNAPSACK_END] and backfill in (KNAPSACK_WAIT, KNAPSACK_STRETCH):
             return _knapsack_pass(
@@ -346,7 +359,7 @@ def queue_pass(
                 estimate,
                 out,
                 pcfg,
-                k,
+                pf,
                 sums,
                 est_m,
                 est_max,
@@ -370,7 +383,7 @@ def queue_pass(
         if use_fit and fit[fit_base + i] == NO_FIT:  # a job started earlier, left as a gap (engine/job_queue.py)
             i += 1
             continue
-        if size[j] <= free and power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+        if size[j] <= free and power_fits(check, pf, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             out[ns] = j
             ns += 1
             free -= size[j]
@@ -407,7 +420,7 @@ def queue_pass(
         sc,
         size,
         pcfg,
-        k,
+        pf,
         sums_now,
         est_m,
         est_max,
@@ -453,14 +466,14 @@ def queue_pass(
         ends_in_time = now + estimate[j] <= shadow
         if not ends_in_time and q > extra:
             continue
-        if not power_fits(check, k, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
+        if not power_fits(check, pf, cap, sm, smax, ss2, est_m[j], est_max[j], est_s[j]):
             continue
         if (
             not ends_in_time
             and reserve_power
             and not power_fits(
                 check,
-                k,
+                pf,
                 cap_sh,
                 shadow_sums[SUM_M],
                 shadow_sums[SUM_MAX],

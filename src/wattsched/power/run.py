@@ -66,9 +66,12 @@ class PowerSetup:
         sigma_scaling_of(self.sigma_scaling)  # a caller without type checking may pass any string
         if not self.sample_period > 0:
             raise ValueError(f"the power sample period must be positive, got {self.sample_period!r} s")
-        if self.check.name == "naive":
-            # paper 000's naive estimator is a source (max − idle per node of the platform) checked like max
-            object.__setattr__(self, "source", "naive")
+
+    @property
+    def estimates(self) -> str:
+        """The estimates the check reads: its own when it brings them (``naive``: every node at the platform's
+        max − idle, checked like max), else ``source``."""
+        return self.check.rule.source or self.source
 
 
 def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
@@ -78,14 +81,14 @@ def with_estimates(jobs: pl.DataFrame, setup: PowerSetup) -> pl.DataFrame:
     platform's max node power − idle). A job that never ran (runtime 0) and has no measured power is estimated at 0 W.
     """
     size = jobs["size"].to_numpy()
-    if setup.source == "naive":
+    if setup.estimates == "naive":
         m, mx, s = naive_estimates(size, setup.platform.naive_node_watts(setup.subtract_idle))
     else:
-        columns = SOURCE_COLUMNS[setup.source]
+        columns = SOURCE_COLUMNS[setup.estimates]
         missing = [c for c in columns if c not in jobs.columns]
         if missing:
-            hint = " (the per-node estimates a power predictor writes)" if setup.source == "predicted" else ""
-            raise SimulationError(f"--power-source {setup.source} needs per-node columns {missing}{hint}")
+            hint = " (the per-node estimates a power predictor writes)" if setup.estimates == "predicted" else ""
+            raise SimulationError(f"--power-source {setup.estimates} needs per-node columns {missing}{hint}")
         values = []
         for c in columns:
             v = jobs[c].cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
@@ -115,16 +118,12 @@ def never_fit(jobs: pl.DataFrame, setup: PowerSetup) -> np.ndarray:
     """Jobs whose estimate alone fails the check under the highest cap of the schedule: they could never start,
     so a power-aware run rejects them at submission (as Batsim's easy.cpp rejects jobs larger than the
     machine) instead of waiting for ever. Needs the estimate columns (``with_estimates``)."""
-    if setup.cap is None or setup.check.check == "none":
+    if setup.cap is None or not setup.check.active:
         return np.zeros(jobs.height, dtype=bool)
     caps = [np.inf if c is None else float(c) for c in setup.cap.caps]
     top = max(caps)
     m, mx, s = (jobs[c].to_numpy() for c in ESTIMATE_COLUMNS)
-    if setup.check.check == "mean":
-        return m > top
-    if setup.check.check == "max":
-        return mx > top
-    return m + setup.check.k * s >= top
+    return setup.check.rule.never_fits(m, mx, s, top)
 
 
 def reject_never_fitting(
@@ -202,7 +201,7 @@ def power_outputs(
     summary.update(
         {
             "power_check": setup.check.name,
-            "power_source": setup.source,
+            "power_source": setup.estimates,
             "k": setup.check.k,
             "reservation": setup.check.reservation,
             "platform": setup.platform.name,
