@@ -71,3 +71,17 @@ def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         exec(compile(block, str(README), "exec"), namespace)
     assert (tmp_path / "repo" / "out" / "jobs.parquet").exists()
     assert namespace["result"].schedule.height == 200  # type: ignore[attr-defined]
+
+
+def test_run_policy_takes_what_the_cli_takes(tmp_path: Path) -> None:
+    """A built-in name in any case and a FILE.py:Class reference, as ``wattsched simulate --policy`` (issue 29)."""
+    trace = tmp_path / "lublin.swf"
+    save_workload(generate_lublin(150, 64, seed=1), trace)
+    lower = wattsched.run_policy(trace, "easy", machine_size=64)
+    upper = wattsched.run_policy(trace, "EASY", machine_size=64)
+    assert upper.jobs["start_time"].to_list() == lower.jobs["start_time"].to_list()
+    example = Path(__file__).resolve().parents[1] / "examples" / "strict_fcfs.py"
+    ours = wattsched.run_policy(trace, f"{example}:StrictFcfs", machine_size=64)
+    fcfs = wattsched.run_policy(trace, "fcfs", machine_size=64)
+    assert ours.jobs["start_time"].to_list() == fcfs.jobs["start_time"].to_list()
+    assert wattsched.PowerCheck.named("max").rule.max == 1.0

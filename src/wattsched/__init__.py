@@ -17,7 +17,8 @@ Runs (what ``wattsched simulate`` does)
 Power
     :class:`Platform` (node idle/max power) and :func:`load_platform` (a preset name or a TOML file);
     :class:`PowerCapSchedule` (a constant or time-varying cap); :class:`PowerSetup` (platform, power check, estimate
-    source and cap of a power-aware run).
+    source and cap of a power-aware run); :class:`PowerCheck` (``PowerCheck.named("gaussian95")``, with the
+    reservation options); :class:`CheckRule` and :func:`register_check` declare a new check.
 Predictors (online: each learns only from the jobs finished before a submission)
     power: :class:`HistoryPowerPredictor` (:class:`HistoryConfig`), :class:`WeeklyMLPowerPredictor`
     (:class:`MLPowerConfig`), :class:`GlobalMeanPowerPredictor`; runtime: :class:`WalltimePredictor`,
@@ -69,6 +70,9 @@ _EXPORTS: dict[str, str] = {
     "PowerCapSchedule": "wattsched.power.platform",
     "load_platform": "wattsched.power.platform",
     "PowerSetup": "wattsched.power.run",
+    "PowerCheck": "wattsched.policies.powercheck",
+    "CheckRule": "wattsched.policies.powercheck",
+    "register_check": "wattsched.policies.powercheck",
     "OnlinePredictor": "wattsched.core.predictor",
     "PredictorBase": "wattsched.core.predictor",
     "HistoryConfig": "wattsched.predict.power_history",
@@ -96,6 +100,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CampaignError",
     "CampaignRun",
+    "CheckRule",
     "Experiment",
     "GlobalMeanPowerPredictor",
     "HistoryConfig",
@@ -108,6 +113,7 @@ __all__ = [
     "Policy",
     "PolicyBase",
     "PowerCapSchedule",
+    "PowerCheck",
     "PowerSetup",
     "PredictorBase",
     "ReadResult",
@@ -127,6 +133,7 @@ __all__ = [
     "make_power_predictor",
     "make_runtime_predictor",
     "parse_experiment",
+    "register_check",
     "run_experiment",
     "run_policy",
     "run_power_prediction",
@@ -147,6 +154,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.core.schema import ReadResult, WorkloadError
     from wattsched.core.store import CampaignError
     from wattsched.engine.simulate import SimulationError, SimulationResult, simulate
+    from wattsched.policies.powercheck import CheckRule, PowerCheck, register_check
     from wattsched.power.platform import Platform, PowerCapSchedule, load_platform
     from wattsched.power.run import PowerSetup
     from wattsched.predict.power_history import GlobalMeanPowerPredictor, HistoryConfig, HistoryPowerPredictor

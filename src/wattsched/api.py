@@ -21,6 +21,7 @@ from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulat
 from wattsched.engine.windows import cut_one_window, prestate_mode
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
 from wattsched.metrics.allocation import evalys_jobs
+from wattsched.policies.loader import resolve_policy
 from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
 from wattsched.workload.load import load_workload
 
@@ -88,7 +89,7 @@ def workload_window(
 
 def run_policy(
     workload: str | Path | ReadResult,
-    policy: str,
+    policy: Any,
     *,
     machine_size: int | None = None,
     runtime_estimate: str | None = None,
@@ -104,6 +105,9 @@ def run_policy(
     """Read (or take) a workload, simulate ``policy`` and summarise the schedule; with ``power``, under a power
     check and cap, adding the actual power timeline and the power metrics.
 
+    ``policy`` is what ``wattsched simulate --policy`` takes: a built-in name in any case (``"EASY"``), a
+    ``FILE.py:Class`` or ``module:Class`` reference, or a policy object.
+
     ``online_power`` / ``online_runtime`` name predictors (``wattsched.predict.registry``) that run inside the
     simulation: they learn from the simulated completions and estimate each job at its submission (the power
     one replaces ``power.source``; the runtime one ``runtime_estimate``). Their predictions are added to the
@@ -115,6 +119,7 @@ def run_policy(
         else load_workload(workload, machine_size=machine_size, strict=strict)
     )
     size = resolve_machine_size(read.provenance, machine_size)
+    policy = resolve_policy(policy)  # the CLI's spellings: a name in any case, FILE.py:Class, module:Class
     jobs = read.jobs
     rejects = read.rejects
     power_kw: dict[str, Any] = {}

@@ -197,7 +197,7 @@ def simulate(
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
     from wattsched.api import run_policy, workload_window, write_run
     from wattsched.engine.simulate import SimulationError
-    from wattsched.policies.loader import is_policy_reference, load_policy
+    from wattsched.policies.loader import resolve_policy
     from wattsched.policies.registry import CORE_POLICIES, POLICIES
     from wattsched.workload.load import load_workload
 
@@ -242,7 +242,7 @@ def simulate(
         return run, paths
 
     try:
-        chosen: Any = load_policy(policy) if is_policy_reference(policy) else policy
+        chosen: Any = resolve_policy(policy)
         if window_start is None and (prestate != "requeue" or window_hours != 24.0):
             raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
         power = _power_setup(

@@ -54,6 +54,20 @@ def load_policy(reference: str) -> Policy:
     return obj
 
 
+def resolve_policy(policy: Any) -> Any:
+    """What the CLI's ``--policy`` and :func:`wattsched.api.run_policy` accept, resolved the same way: a built-in
+    name in any case (``EASY`` → ``easy``), a ``module:Class`` or ``FILE.py:Class`` reference (loaded), or a
+    policy object (unchanged). An unknown name passes unchanged, to be refused with the list of names where it is
+    used."""
+    if not isinstance(policy, str):
+        return policy
+    if is_policy_reference(policy):
+        return load_policy(policy)
+    from wattsched.policies.registry import POLICIES  # deferred: loads numba's compiled policies
+
+    return policy.lower() if policy.lower() in POLICIES else policy
+
+
 def _import(target: str, reference: str) -> Any:
     """The module named by a dotted name, or loaded from a ``.py`` file path."""
     if target.endswith(".py") or "/" in target or "\\" in target:
