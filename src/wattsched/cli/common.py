@@ -258,10 +258,13 @@ TimezoneOption = Annotated[
 
 
 def warn_ignored_timezone(timezone: str | None, fmt: str, source: str) -> None:
-    """Warn on stderr that ``--timezone`` did nothing because ``source`` (format ``fmt``) is not sacct output."""
-    if timezone is not None and not fmt.startswith("sacct"):
+    """Warn on stderr that ``--timezone`` did nothing because ``source`` (format ``fmt``) has no naive
+    wall-clock times (the formats' registry says which do: ``workload/formats.py``)."""
+    from wattsched.workload.formats import reads_timezone
+
+    if timezone is not None and not reads_timezone(fmt):
         err.print(
-            f"warning: --timezone {timezone} ignored: {source} is {fmt}, not sacct output",
+            f"warning: --timezone {timezone} ignored: {source} is {fmt}, which has no local wall-clock times",
             markup=False,
             highlight=False,
             soft_wrap=True,

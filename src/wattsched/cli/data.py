@@ -21,6 +21,7 @@ from wattsched.cli.common import (
     warn_ignored_timezone,
 )
 from wattsched.core.errors import WorkloadError
+from wattsched.workload.formats import format_help
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
 
@@ -83,9 +84,7 @@ def data_fetch(
 
 @app.command("convert")
 def data_convert(
-    input: Annotated[
-        Path, typer.Option("--input", help="Any readable workload (SWF, parquet, csv, sacct, Batsim JSON, PM100).")
-    ],
+    input: Annotated[Path, typer.Option("--input", help=format_help())],
     output: Annotated[
         Path, typer.Option(help="Output by extension: .swf/.swf.gz, .parquet, .csv/.csv.gz, or .json (Batsim v4).")
     ],
@@ -135,7 +134,7 @@ def data_convert(
 
 @app.command("stats")
 def data_stats(
-    file: Annotated[Path, typer.Argument(help="Any readable workload (SWF, parquet, csv, sacct, PM100).")],
+    file: Annotated[Path, typer.Argument(help=format_help())],
     machine_size: Annotated[
         int | None, typer.Option(help="Machine size for the offered load (default: the one the workload declares).")
     ] = None,

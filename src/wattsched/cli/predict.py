@@ -23,6 +23,7 @@ from wattsched.cli.common import (
 )
 from wattsched.core.errors import WorkloadError
 from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
+from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:  # imported by the commands themselves, not to print --help
     import polars as pl
@@ -228,7 +229,7 @@ def predict_power_cmd(
 
 @app.command("runtime")
 def predict_runtime_cmd(
-    workload: Annotated[Path, typer.Option(help="Workload (SWF, parquet, csv, PM100).")],
+    workload: Annotated[Path, typer.Option(help=format_help("The workload"))],
     output: Annotated[Path, typer.Option(help="Output table (.parquet or .csv) with a pred_runtime column.")],
     method: Annotated[
         str,

@@ -45,6 +45,7 @@ from wattsched.cli.config import config_callback
 from wattsched.core.errors import WorkloadError
 from wattsched.policies.powercheck import check_help
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
+from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:
     from wattsched.power.run import PowerSetup
@@ -67,8 +68,8 @@ def simulate(
     workload: Annotated[
         list[Path],
         typer.Option(
-            help="SWF, job table (.parquet, .csv), Batsim or sacct JSON, sacct text, PM100, Eurora. Repeat it to "
-            "run the same options on several workloads in one process (DIR/<name>/ each)."
+            help=format_help("The workload")[:-1] + ". Repeat it to run the same options on several workloads in "
+            "one process (DIR/<name>/ each)."
         ),
     ],
     policy: Annotated[

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from wattsched.core.record_units import record_unit, register_record_unit
 from wattsched.core.schema import WorkloadError
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "MAX_REASONS",
     "AllRejectedError",
     "record_unit",
+    "register_record_unit",
     "rejects_by_reason",
     "rejects_path",
     "rejects_summary",
@@ -33,15 +35,8 @@ __all__ = [
 MAX_REASONS = 5
 MAX_EXAMPLES = 3
 
+
 #: What a reject's ``line`` counts, by ``Provenance.format``: a table row, a JSON record, else a text line.
-_UNITS = {"parquet": "row", "pm100": "row", "batsim": "record", "sacct-json": "record"}
-
-
-def record_unit(fmt: str | None) -> str:
-    """``line``, ``row`` or ``record``: what the ``line`` of a reject of a ``fmt`` file counts."""
-    return _UNITS.get(fmt or "", "line")
-
-
 def rejects_by_reason(rejects: pl.DataFrame, examples: int = MAX_EXAMPLES) -> pl.DataFrame:
     """One row per ``reason``: ``count`` and the first ``examples`` records (``where``: ``line N``, or the job id
     when the reader knew no line; prefixed by the file when the rejects come from several files), most frequent

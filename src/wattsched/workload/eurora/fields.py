@@ -26,8 +26,13 @@ def _datetime(name: str) -> pl.Expr:
     return pl.col(name).str.to_datetime(_TIME_FORMAT, strict=False, time_unit="us")
 
 
-def _epoch(name: str) -> pl.Expr:
-    return (_datetime(name).dt.epoch("ms").cast(pl.Float64) / 1000.0).alias(name)
+def _epoch(name: str, timezone: str | None = None) -> pl.Expr:
+    """Epoch seconds of a naive date-time: read as UTC (None), or as local time in ``timezone`` (the DST
+    fall-back hour read as its first instant, a time in the spring-forward gap as missing: rejected)."""
+    stamp = _datetime(name)
+    if timezone is not None:
+        stamp = stamp.dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
+    return (stamp.dt.epoch("ms").cast(pl.Float64) / 1000.0).alias(name)
 
 
 def _nonneg_int(name: str) -> pl.Expr:
@@ -151,8 +156,11 @@ def _checks(defaults: Mapping[str, float] | None) -> list[tuple[str, pl.Expr, pl
     return checks
 
 
-def parse_lines(lines: InstanceLines, defaults: Mapping[str, float] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Parse the distinct lines: (candidate jobs with ``__row``, Eurora-rule rejects)."""
+def parse_lines(
+    lines: InstanceLines, defaults: Mapping[str, float] | None, timezone: str | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Parse the distinct lines: (candidate jobs with ``__row``, Eurora-rule rejects); naive times in
+    ``timezone`` (None: read as UTC)."""
     frame = pl.DataFrame(
         {ROW: pl.int_range(len(lines.text), eager=True, dtype=pl.Int64), _TEXT: lines.text},
         schema={ROW: pl.Int64, _TEXT: pl.Utf8},
@@ -162,9 +170,9 @@ def parse_lines(lines: InstanceLines, defaults: Mapping[str, float] | None) -> t
     walltime, _, _ = _walltime(defaults)
     frame = frame.with_columns(
         _nonneg_int("f_job_id").alias("job_id"),
-        _epoch("f_arrival").alias("submit_time"),
-        _epoch("f_start").alias("trace_start_time"),
-        _epoch("f_end").alias("trace_end_time"),
+        _epoch("f_arrival", timezone).alias("submit_time"),
+        _epoch("f_start", timezone).alias("trace_start_time"),
+        _epoch("f_end", timezone).alias("trace_end_time"),
         _nonneg_int("f_req_nodes").alias("nodes"),
         _nonneg_int("f_req_cores").alias("req_cores"),
         pl.col("f_req_mem").cast(pl.Float64, strict=False).alias("req_mem_gb"),

@@ -24,6 +24,7 @@ def read_eurora(
     walltime_defaults: Mapping[str, float] | None = None,
     machine_size: int | None = None,
     strict: bool = False,
+    timezone: str | None = None,
 ) -> ReadResult:
     """Read Eurora job instances into the canonical job table with PBS chunks (one row per job over all files).
 
@@ -31,8 +32,11 @@ def read_eurora(
     seconds per queue for jobs without a walltime (else they are rejected). ``machine_size`` (chunks) bounds
     ``size`` when given. ``strict=True`` raises :class:`WorkloadError` naming the first reject. See
     :mod:`wattsched.workload.eurora` for every convention; ``provenance.header`` has the duplicate, chunk and
-    prediction counts.
+    prediction counts. ``timezone`` (IANA name): the zone of the naive date-times (the trace's is Europe/Rome);
+    None reads them as UTC, so that wall-clock hours stay local (the default, as paper 001's data is used).
     """
+    if timezone is not None:
+        _check_zone(timezone)
     if machine_size is not None and int(machine_size) < 1:
         raise WorkloadError(f"machine_size must be a positive number of chunks, got {machine_size!r}")
     for queue, seconds in (walltime_defaults or {}).items():
@@ -47,7 +51,7 @@ def read_eurora(
     if lines.n_records == 0:
         raise WorkloadError(f"{source}: no job lines")
 
-    jobs, own = parse_lines(lines, walltime_defaults)
+    jobs, own = parse_lines(lines, walltime_defaults, timezone)
     n_heterogeneous = int(jobs["__heterogeneous"].sum())
     jobs = jobs.drop("__heterogeneous")
     where = pl.DataFrame(
@@ -60,7 +64,11 @@ def read_eurora(
         return rejects.join(where, on=ROW, how="left").drop(ROW).select(list(REJECTS_SCHEMA))
 
     header: dict[str, Any] = {
-        "input_timezone": "naive Eurora local time (Europe/Rome) read as UTC",
+        "input_timezone": (
+            "naive Eurora local time (Europe/Rome) read as UTC"
+            if timezone is None
+            else f"naive local time read in {timezone}"
+        ),
         "n_files": len(files),
         "files": lines.per_file,
         "duplicate_lines": lines.n_duplicates,
@@ -96,6 +104,15 @@ def read_eurora(
     )
     _describe(header, result.jobs, walltime_defaults, predictions)
     return result
+
+
+def _check_zone(timezone: str) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise WorkloadError(f"unknown time zone {timezone!r}: {exc}") from None
 
 
 def _describe(
