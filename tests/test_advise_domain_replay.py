@@ -81,7 +81,7 @@ def test_every_domain_stays_within_its_budget_and_its_nodes(jobs, budget_a, budg
 
 
 DOMAINS = [
-    {"name": "r1", "nodes": "nid[001-004]", "watts": "500W"},  # budget 500 − 4 × 50 = 300 W: no alice job fits
+    {"name": "r1", "nodes": "nid[001-004]", "watts": "500W"},  # budget 500 − 4 × 50 = 300 W: below every license
     {"name": "r2", "nodes": "nid[005-008]", "watts": "900W"},  # budget 700 W: one alice job (2 × 250 W) at a time
 ]
 
@@ -100,7 +100,7 @@ def test_a_binding_layout_is_replayed_domain_by_domain(tmp_path: Path) -> None:
     assert set(s["domains"]) == {"r1", "r2"} and s["nodes_outside_domains"] == 0
     r1, r2 = s["domains"]["r1"], s["domains"]["r2"]
     assert r1["cap_watts"] == 500 and r1["nodes"] == 4 and r2["jobs"] > 0
-    # every job ran in one domain or another, and the layout costs waiting: r1 takes bob's light jobs only
+    # every job ran in one domain or another, and the layout costs waiting (r1's 300 W is below every license)
     assert r1["jobs"] + r2["jobs"] >= s["jobs"] - s["held_above_budget"]
     assert s["wait_s"]["capped"]["mean"] > plain["wait_s"]["capped"]["mean"]
     assert r1["peak_watts"] <= 500 and r2["peak_watts"] <= 900  # the licenses bound the true power here
