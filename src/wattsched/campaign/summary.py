@@ -6,7 +6,13 @@ their order and the aggregates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
+
 import polars as pl
+
+if TYPE_CHECKING:
+    from polars._typing import ColumnNameOrSelector, PolarsDataType
 
 #: Checks from the most conservative (naive: every node at its max − idle) to the most aggressive (mean), so that a
 #: figure reads as a trade-off: less power used and less delay on the left, more of both on the right.
@@ -156,7 +162,10 @@ def _summary(results: pl.DataFrame, keys: list[str], count: str, stat: str) -> p
     if runs.is_empty():
         return pl.DataFrame(schema=columns)
     table = _aggregate(runs, [*extra, *keys], stat)
-    return table.select(list(columns)).cast(columns)
+    # DataFrame.cast wants a Mapping keyed by column name, selector or dtype (invariant in the key).
+    return table.select(list(columns)).cast(
+        cast("Mapping[ColumnNameOrSelector | PolarsDataType, PolarsDataType]", columns)
+    )
 
 
 def cost_summary(results: pl.DataFrame) -> pl.DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -20,7 +21,14 @@ from wattsched.dataset.inputs import check_jobs, parse_nodes
 from wattsched.dataset.telemetry import TelemetrySource
 from wattsched.dataset.tres import unpack_tres
 
-REJECT_SCHEMA = {"job_id": pl.Int64, "stage": pl.Utf8, "reason": pl.Utf8}
+if TYPE_CHECKING:
+    from polars._typing import ColumnNameOrSelector, PolarsDataType
+
+REJECT_SCHEMA: dict[ColumnNameOrSelector | PolarsDataType, PolarsDataType] = {
+    "job_id": pl.Int64,
+    "stage": pl.Utf8,
+    "reason": pl.Utf8,
+}
 
 
 def node_lists(jobs: pl.DataFrame, column: str = "nodes") -> pl.DataFrame:

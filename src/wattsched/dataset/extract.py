@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -307,7 +308,7 @@ def _tasks(
 
 def extract_series(
     jobs: pl.DataFrame,
-    telemetry: pl.DataFrame | pl.LazyFrame | TelemetrySource | str,
+    telemetry: pl.DataFrame | pl.LazyFrame | TelemetrySource | str | Path,
     *,
     period: float = 20.0,
     max_missing: float = 0.0,

@@ -7,14 +7,23 @@ died with a MemoryError, and one malformed or huge hostlist (``n[0-999999999]``)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from wattsched.dataset.hostlist import expand_hostlist
 
+if TYPE_CHECKING:
+    from polars._typing import ColumnNameOrSelector, PolarsDataType
+
 #: Largest job time accepted, in seconds since 1970 (year 2286): a larger one is almost always milliseconds or
 #: nanoseconds, and simulated as such would make a time grid of billions of samples.
 MAX_EPOCH_S = 1e10
-INPUT_REJECT_SCHEMA = {"job_id": pl.Int64, "stage": pl.Utf8, "reason": pl.Utf8}
+INPUT_REJECT_SCHEMA: dict[ColumnNameOrSelector | PolarsDataType, PolarsDataType] = {
+    "job_id": pl.Int64,
+    "stage": pl.Utf8,
+    "reason": pl.Utf8,
+}
 
 
 def parse_nodes(text: str) -> list[str]:

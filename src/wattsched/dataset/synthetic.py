@@ -94,7 +94,8 @@ def place_jobs(
     submit = np.sort(rng.uniform(0.0, horizon * 0.9, n_jobs))
     sizes = np.where(rng.random(n_jobs) < 0.72, 1, rng.choice([2, 4, 8, 16], n_jobs, p=[0.5, 0.3, 0.15, 0.05]))
     durations = np.minimum(rng.lognormal(np.log(median_seconds), 1.2, n_jobs), horizon)
-    rows, ptr, flat, first, last, level = [], [0], [], [], [], []
+    rows: list[tuple[int, float, float, list[str], str]] = []
+    ptr, flat, first, last, level = [0], [], [], [], []
     for j in range(n_jobs):
         q = int(min(sizes[j], n_nodes))
         nodes = np.argpartition(free_at, q - 1)[:q] if q < n_nodes else np.arange(n_nodes)
