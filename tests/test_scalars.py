@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from wattsched.core.scalars import as_float, as_int
+from wattsched.core.scalars import as_float, as_int, as_number
 
 
 def test_numeric_polars_scalars_convert_like_float_and_int() -> None:
@@ -37,3 +37,15 @@ def test_none_and_non_numbers_raise_value_error(value: object) -> None:
 def test_empty_column_names_the_likely_cause() -> None:
     with pytest.raises(ValueError, match="all-null column"):
         as_float(pl.Series("x", [], dtype=pl.Float64).max(), what="x max")
+
+
+def test_as_number_keeps_int_arithmetic_exact() -> None:
+    s = pl.Series("t", [2**60 + 1, 2**60 + 3])
+    exact = float(s.max() - s.min())
+    assert float(as_number(s.max()) - as_number(s.min())) == exact == 2.0
+    assert type(as_number(s.max())) is int
+    assert type(as_number(pl.Series([1.5]).max())) is float
+    assert as_number(np.int64(7)) == 7 and type(as_number(np.int64(7))) is int
+    for bad in (None, Decimal("1"), "3", dt.date(2024, 1, 1)):
+        with pytest.raises(ValueError, match="expected an int or a float"):
+            as_number(bad)
