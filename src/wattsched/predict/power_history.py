@@ -30,6 +30,8 @@ import numba as nb
 import numpy as np
 import polars as pl
 
+from wattsched.core.scalars import as_int
+
 METRICS = ("power_mean", "power_max", "power_std")
 OUTPUTS = ("pred_power_mean", "pred_power_max", "pred_power_std", "has_user_history")
 #: Lag feature columns (per metric): window std and last completed value.
@@ -264,7 +266,7 @@ def _inputs(jobs: pl.DataFrame, cfg: HistoryConfig) -> tuple[np.ndarray, int, np
     if "user_id" in jobs.columns:
         codes = jobs["user_id"].rank("dense")
         users = codes.fill_null(0).to_numpy().astype(np.int64) - 1
-        n_users = int(codes.max() or 0)
+        n_users = as_int(codes.max() or 0)
     else:
         users = np.full(jobs.height, -1, dtype=np.int64)
         n_users = 0

@@ -38,7 +38,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
@@ -63,6 +63,9 @@ from wattsched.predict.power_history import (
     history_sweep,
 )
 from wattsched.predict.registry import POWER_PREDICTORS, make_power_predictor
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 __all__ = [
     "DEFAULT_BASE_PARAMS",
@@ -495,7 +498,7 @@ class WeeklyMLPowerPredictor:
     @property
     def report(self) -> pl.DataFrame:
         """One row per fitted model (``params`` as JSON; ``fit_s`` is wall time, the rest is deterministic)."""
-        schema = {
+        schema: dict[str, PolarsDataType] = {
             "model": pl.String,
             "week": pl.Int64,
             "week_end": pl.Float64,
@@ -514,7 +517,7 @@ class WeeklyMLPowerPredictor:
 
     def sweep(self, jobs: pl.DataFrame, completion: np.ndarray) -> pl.DataFrame:
         """Every job's prediction under the trace protocol (``jobs`` in queue order, ``completion`` aligned)."""
-        self.records_ = []
+        self.records_: list[dict[str, Any]] = []
         self.t0_ = self._t0_of(jobs)
         completion = np.asarray(completion, dtype=np.float64)
         feats = ml_features(jobs, completion, self.cfg)
