@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.table import Table
@@ -14,6 +14,10 @@ from wattsched.cli.campaign import run_with_progress
 from wattsched.cli.choices import EamcMix, Executor, Score, ThresholdMode, WeightPlacement, complete_eamc_policy
 from wattsched.cli.common import console, emit_json, fail, parse_items
 from wattsched.core.errors import CampaignError
+
+if TYPE_CHECKING:
+    from wattsched.studies.eamc.epm import ScoreForm
+    from wattsched.studies.eamc.epm import WeightPlacement as EpmWeightPlacement
 
 app = typer.Typer(
     help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.", no_args_is_help=True
@@ -64,7 +68,12 @@ def eamc_table(
     try:
         platform = load_dvfs_platform(platform_name, data_dir)
         frame = epm_table(
-            platform, eamc_appdb(data_dir, platform), t_weight=t_weight, weight_placement=weight_placement, score=score
+            platform,
+            eamc_appdb(data_dir, platform),
+            t_weight=t_weight,
+            # StrEnum members: the strs the Literals name
+            weight_placement=cast("EpmWeightPlacement", weight_placement),
+            score=cast("ScoreForm", score),
         )
     except (DVFSConfigError, ValueError) as exc:
         fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))

@@ -25,13 +25,13 @@ def main(prog_name: str | None = None) -> None:
     """Run the command line and exit with its code."""
     try:
         app(prog_name=prog_name)
-        code: object = 0
+        code: str | int | None = 0
     except SystemExit as stop:
         code = stop.code
     leave(code)
 
 
-def leave(code: object) -> None:
+def leave(code: str | int | None) -> None:
     """Exit with ``code`` (a ``SystemExit`` code: None, an int or a message) without the interpreter's teardown
     when that is safe (see the module docstring)."""
     if threading.active_count() > 1 or os.environ.get("WATTSCHED_FULL_EXIT"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -18,10 +18,13 @@ from typer.core import TyperGroup
 from wattsched.cli.common import error_line, output, reset_output_mode, warn
 from wattsched.core.stopping import interruptions
 
-try:  # typer >= 0.2x has its own copy of click: its usage errors derive from TyperException
+if TYPE_CHECKING:  # the installed typer; the fallback below is for older ones
     from typer import TyperException as _UsageBase
-except ImportError:  # pragma: no cover - older typer on click
-    from click import ClickException as _UsageBase
+else:
+    try:  # typer >= 0.2x has its own copy of click: its usage errors derive from TyperException
+        from typer import TyperException as _UsageBase
+    except ImportError:  # pragma: no cover - older typer on click
+        from click import ClickException as _UsageBase
 
 __all__ = ["EXPECTED_ERRORS", "WattschedGroup", "describe_exception", "plain_help", "plain_metavars"]
 
@@ -75,9 +78,9 @@ class WattschedGroup(TyperGroup):
                 raise
             from wattsched.cli.interrupt import exit_interrupted, interrupted_line
 
-            exc = sys.exc_info()[1]
-            said = isinstance(exc, KeyboardInterrupt) and str(exc)
-            exit_interrupted(str(exc) if said else interrupted_line())
+            stop = sys.exc_info()[1]
+            said = isinstance(stop, KeyboardInterrupt) and str(stop)
+            exit_interrupted(str(stop) if said else interrupted_line())
         except Exception as exc:
             if output.debug:
                 raise

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import typer
 from rich.markup import escape
@@ -48,6 +48,7 @@ from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:
+    from wattsched.power.platform import CapBasis as PowerCapBasis
     from wattsched.power.run import PowerSetup
 
 
@@ -256,7 +257,7 @@ def simulate(
             cap_file,
             reservation,
             knapsack,
-            cap_basis,
+            cast("PowerCapBasis", cap_basis),  # a StrEnum member: the str the Literal names
             subtract_idle,
             sigma_scaling,
         )
