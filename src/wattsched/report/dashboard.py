@@ -30,6 +30,7 @@ from wattsched.campaign.summary import (
     cost_summary,
     estimator_order,
 )
+from wattsched.core.scalars import as_float
 from wattsched.core.store import CampaignError, done_ids, read_manifest
 from wattsched.report.gantt import GanttData, default_gantt_run, gantt_data, resample_step, run_title
 from wattsched.report.metric_figures import METRICS
@@ -136,7 +137,7 @@ def metric_figure(results: pl.DataFrame, key: str) -> go.Figure:
     fig.update_xaxes(categoryorder="array", categoryarray=checks, tickangle=-30)
     fig.update_yaxes(tickformat=".0%", rangemode="tozero" if key != "max_instantaneous_break" else "normal")
     if spec.reference == "cap":  # the cap lines inside the frame, not on its edge
-        high = max(float(runs["_y"].max() or 0.0), max(caps))
+        high = max(as_float(runs["_y"].max() or 0.0), max(caps))
         fig.update_yaxes(range=[0, 1.08 * high])
     fig.update_yaxes(title_text=spec.ylabel, col=1)
     paper = f" (paper 000 {spec.paper})" if spec.paper else ""

@@ -23,6 +23,7 @@ from wattsched.campaign.summary import (
     capped_runs,
     estimator_label,
 )
+from wattsched.core.scalars import as_float
 from wattsched.core.store import CampaignError, read_manifest
 from wattsched.metrics.allocation import node_blocks
 from wattsched.policies.powercheck import PowerCheck
@@ -174,6 +175,7 @@ def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     else:
         jobs = jobs.with_columns(pl.lit(None, pl.Float64).alias("dyn_watts_per_node"))
     size = int(out.summary["run"]["machine_size"]) if "machine_size" in out.summary.get("run", {}) else plat.nodes
+    assert out.power is not None  # run_policy with a PowerSetup always returns a power timeline
     return GanttData(
         params,
         jobs,
@@ -211,7 +213,7 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     cmap = colormaps["viridis"].with_extremes(bad="#bbbbbb")  # jobs of unknown power in grey
     coll = PolyCollection(
-        verts,
+        verts,  # type: ignore[arg-type]  # matplotlib's stubs say a sequence; an (N, 4, 2) array is accepted
         array=watts,
         cmap=cmap,
         norm=norm,
@@ -254,7 +256,7 @@ def plot_gantt(data: GanttData, out_dir: str | Path, stem: str | None = None) ->
     bottom.set_xlabel("time since the window start (h)")
     highest = max(
         float(np.nanmax(dyn)) if dyn.size else 1.0,
-        float(data.power["cap"].max() or 0.0) if "cap" in data.power.columns else 0.0,
+        as_float(data.power["cap"].max() or 0.0) if "cap" in data.power.columns else 0.0,
     )
     bottom.set_ylim(0, 1.2 * highest / 1e3)  # room for the legend above the cap
     end = max(float(t[-1]) if t.size else 0.0, float(e.max()) * h if e.size else 0.0) / h

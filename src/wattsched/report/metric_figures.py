@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -191,7 +192,9 @@ def plot_metric(results: pl.DataFrame, key: str, out_dir: str | Path, *, ncols: 
     checks_present = [c for c in CHECK_COLOURS if c in set(pairs.values())] + sorted(
         set(pairs.values()) - set(CHECK_COLOURS)
     )
-    handles = [Patch(facecolor=check_colour(c), alpha=0.6, edgecolor="black", label=c) for c in checks_present]
+    handles: list[Artist] = [
+        Patch(facecolor=check_colour(c), alpha=0.6, edgecolor="black", label=c) for c in checks_present
+    ]
     present = set(sources.values())
     if "real" in present:
         handles.append(Patch(facecolor="white", edgecolor="black", label="real values"))
@@ -258,8 +261,12 @@ def plot_policies(
         data, where, style = [], [], []
         for i, policy in enumerate(policies):
             for j, source in enumerate(sources):
-                y = frame.filter((pl.col("policy") == policy) & (pl.col("source") == source))["_y"]
-                y = y.drop_nulls().drop_nans().to_numpy()
+                y = (
+                    frame.filter((pl.col("policy") == policy) & (pl.col("source") == source))["_y"]
+                    .drop_nulls()
+                    .drop_nans()
+                    .to_numpy()
+                )
                 if y.size:
                     data.append(y)
                     where.append(i * (len(sources) + 0.6) + j)
@@ -297,7 +304,7 @@ def plot_policies(
         ax.set_title(title, fontsize=10)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3)
-    handles = [Patch(facecolor="white", edgecolor="black", label="real values")]
+    handles: list[Artist] = [Patch(facecolor="white", edgecolor="black", label="real values")]
     if "predicted" in sources:
         handles.append(Patch(facecolor="white", edgecolor="black", hatch=PREDICTED_HATCH, label="predicted values"))
     handles.append(Line2D([], [], color="black", linewidth=1.5, label="cap"))
