@@ -38,7 +38,7 @@ import re
 import tomllib
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -291,7 +291,8 @@ class LearningConfig(_Strict):
     # user and job name: chosen on replays of a recorded testbed dump and 5 synthetic seeds (bench/advisor_keys.py,
     # docs/decisions.md): no overshoot where ["user"] pooled a user's heavy and light jobs (over the cap in 3 of 5)
     key: list[Literal["user", "account", "name", "nodes"]] = Field(
-        default_factory=lambda: ["user", "name"], min_length=1
+        default_factory=lambda: cast("list[Literal['user', 'account', 'name', 'nodes']]", ["user", "name"]),
+        min_length=1,
     )
     predictor: str = "history"
     estimate: Literal["mean", "max", "quantile"] = "quantile"
@@ -418,7 +419,7 @@ def _override(data: dict[str, Any], key: str, value: Any) -> None:
         data["cap"] = {"watts": value}
         return
     if key == "cap_file":
-        cap = data.get("cap") if isinstance(data.get("cap"), dict) else {}
+        cap = cast("dict[str, Any]", data.get("cap")) if isinstance(data.get("cap"), dict) else {}
         data["cap"] = {k: v for k, v in cap.items() if k in ("origin", "timezone")} | {"file": str(value)}
         return
     *parents, last = key.split("__")

@@ -45,6 +45,7 @@ import polars as pl
 
 from wattsched.advise.config import AdvisorConfig
 from wattsched.advise.records import QueuedJob
+from wattsched.core.scalars import as_int
 from wattsched.predict.power_history import HistoryConfig
 from wattsched.predict.registry import make_power_predictor
 
@@ -136,7 +137,7 @@ class KeyedPowerPredictor:
         keys = jobs[KEY_COLUMN].cast(pl.Utf8).fill_null("")
         codes = keys.rank("dense").cast(pl.Int64)
         self.codes_ = codes.to_numpy() - 1
-        k = int(codes.max() or 0)
+        k = as_int(codes.max() or 0)
         self.code_of_ = dict(zip(keys.to_list(), self.codes_.tolist(), strict=True))
         target = jobs[TARGET_COLUMN].cast(pl.Float64).fill_null(np.nan).to_numpy()
         self.target_ = target

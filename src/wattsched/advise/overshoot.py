@@ -118,7 +118,7 @@ def respond(
             continue
         actions.append(
             Action(
-                kind,  # type: ignore[arg-type]  # "suspend" or "requeue", checked by the config
+                kind,  # "suspend" or "requeue", checked by the config
                 job.job_id,
                 round(whole),
                 f"measured {scope.measured:,.0f} W over the {scope.cap:,.0f} W cap{where}: {kind} the newest job "

@@ -111,7 +111,9 @@ class Observation:
     slurm_version: str = ""
 
 
-ActionKind = Literal["set_license", "hold", "release", "set_budget", "suspend", "resume", "requeue", "set_comment"]
+ActionKind = Literal[
+    "set_license", "hold", "release", "set_budget", "suspend", "resume", "requeue", "set_comment", "set_nodes"
+]
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from wattsched.advise.decide import license_for
 from wattsched.advise.domain_replay import DomainEasy, domain_power
 from wattsched.advise.domains import Domain, domain_budgets, domains_of
 from wattsched.advise.learn import KEY_COLUMN, TARGET_COLUMN, KeyedPowerPredictor, key_of
+from wattsched.core.scalars import as_float, as_int, as_number
 from wattsched.core.schema import Provenance
 from wattsched.core.store import atomic_file, atomic_write
 from wattsched.dataset.hostlist import expand_hostlist
@@ -99,8 +100,8 @@ def _machine_size(jobs: pl.DataFrame, provenance: Provenance, given: int | None)
                 continue
         names.discard("None assigned")
         if names:
-            return max(len(names), int(jobs["size"].max() or 1)), "the nodes the dump's jobs ran on"
-    return int(jobs["size"].max() or 1), "the largest job (no node list in the dump)"
+            return max(len(names), as_int(jobs["size"].max() or 1)), "the nodes the dump's jobs ran on"
+    return as_int(jobs["size"].max() or 1), "the largest job (no node list in the dump)"
 
 
 def _check_domains(dump: str | Path, domains: tuple[Domain, ...], size: int, policy: str, jobs: pl.DataFrame) -> int:
@@ -408,14 +409,14 @@ def replay(
             "uncapped": _energy(*steps["uncapped"]),
         },
         "makespan_s": {
-            n: float(frames[n]["end_time"].max() - frames[n]["submit_time"].min())  # type: ignore[operator]
+            n: float(as_number(frames[n]["end_time"].max()) - as_number(frames[n]["submit_time"].min()))
             if frames[n].height
             else 0.0
             for n in frames
         },
         "jobs_delayed": n_delayed,
         "instants_over_cap": over.height,
-        "max_over_cap_watts": float((over["capped_watts"] - over["cap_watts"]).max() or 0.0) if over.height else 0.0,
+        "max_over_cap_watts": as_float((over["capped_watts"] - over["cap_watts"]).max() or 0.0) if over.height else 0.0,
         "learned_jobs": int(frames["capped"]["has_history"].sum()) if "has_history" in frames["capped"].columns else 0,
         # jobs whose license would exceed the whole budget: held, never started (live: held with their reason)
         "held_above_budget": len(held),
