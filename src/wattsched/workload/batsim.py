@@ -138,7 +138,7 @@ def _parse_job(job: Any, profiles: dict[str, Any]) -> tuple[dict[str, Any] | Non
     wall = _number(job.get("walltime", -1))
     if "walltime" in job and (wall is None or math.isnan(wall)):
         return None, ("walltime", f"walltime {job['walltime']!r} is not a number")
-    row = {
+    row: dict[str, Any] = {
         "job_id": jid,
         "submit_time": subtime,
         "walltime": wall if wall is not None and wall > 0 else delay,

@@ -86,7 +86,7 @@ def _from_file(path: Path, option: str) -> ColumnMap:
     return _checked(table, str(path))
 
 
-def _checked(mapping: dict[str, object], where: str) -> ColumnMap:
+def _checked(mapping: Mapping[str, object], where: str) -> ColumnMap:
     if not mapping:
         raise WorkloadError(f"{where}: the column mapping is empty")
     out: ColumnMap = {}

@@ -27,6 +27,7 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 #: PM100 (Marconi100 job power) on Zenodo: the later version of the record that holds ``job_table.parquet``.
 PM100_RECORD = "10127767"
@@ -121,7 +122,7 @@ def check_entry(remote: RemoteFile, record: str, base_url: str, max_size: int = 
 class _SameOrigin(urllib.request.HTTPRedirectHandler):
     """Follow a redirect only to the origin the request started on."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
         if _origin(newurl) != _origin(req.full_url):
             raise FetchError(f"{req.full_url}: redirected to {_shown(newurl)}, off the archive; refused")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
@@ -161,7 +162,7 @@ def record_files(record: str, *, base_url: str = ZENODO, timeout: float = 60.0) 
     for k, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise FetchError(f"{url}: files[{k}] is not an object")
-        links = entry.get("links") if isinstance(entry.get("links"), dict) else {}
+        links = cast("dict[str, Any]", entry.get("links")) if isinstance(entry.get("links"), dict) else {}
         link = links.get("self") or links.get("content") or links.get("download")
         if not isinstance(entry.get("key"), str):
             raise FetchError(f"{url}: files[{k}] has no file name (key {_shown(entry.get('key'))})")

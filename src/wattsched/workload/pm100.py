@@ -37,6 +37,7 @@ Conventions (each is also recorded in ``provenance.conventions``):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 import pyarrow as pa
@@ -262,7 +263,7 @@ def read_pm100(
         row = original.row(line - 1, named=True)
         return " ".join(f"{c}={str(row[c])[:40]}" for c in PM100_REQUIRED_COLUMNS[:5])
 
-    own_rejects = [r | {"job_id": None, "raw": row_text(int(r["line"]))} for r in own]  # type: ignore[arg-type]
+    own_rejects = [r | {"job_id": None, "raw": row_text(int(cast(int, r["line"])))} for r in own]
 
     provenance = Provenance(
         source=source,

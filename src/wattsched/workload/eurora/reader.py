@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from wattsched.core.scalars import as_int
 from wattsched.core.schema import REJECTS_SCHEMA, Provenance, ReadResult, WorkloadError, finish_read, make_rejects
 from wattsched.workload.eurora.fields import ROW, parse_lines
 from wattsched.workload.eurora.instances import InstanceLines, instance_files
@@ -126,8 +127,8 @@ def _describe(
         header["chunks_not_req_nodes"] = int((good["chunks"] != good["nodes"]).sum())
         header["cores_not_req_cores"] = int((good["cores"] != good["req_cores"]).sum())
         header["trace_node_ids"] = [
-            int(good["eurora_nodes"].list.min().min()),
-            int(good["eurora_nodes"].list.max().max()),
+            as_int(good["eurora_nodes"].list.min().min()),
+            as_int(good["eurora_nodes"].list.max().max()),
         ]
     if walltime_defaults:
         header["walltime_defaults"] = dict(walltime_defaults)

@@ -62,6 +62,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.core.bounds import check_fits
+from wattsched.core.scalars import as_number
 from wattsched.core.schema import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
@@ -374,7 +375,7 @@ def _on_grid(t: np.ndarray, resolution: float) -> np.ndarray:
 
 def offered_load(jobs: pl.DataFrame, machine_size: int) -> float:
     """Σ size·runtime / (machine_size · (last submit − first submit)): the load target_load refers to."""
-    span = float(jobs["submit_time"].max() - jobs["submit_time"].min())
+    span = float(as_number(jobs["submit_time"].max()) - as_number(jobs["submit_time"].min()))
     work = float((jobs["size"].cast(pl.Float64) * jobs["runtime"]).sum())
     return work / (machine_size * span) if span > 0 else math.inf
 

@@ -84,7 +84,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import polars as pl
@@ -460,7 +460,10 @@ def generate_m100like(
     last = np.where(has, stats.profile[np.maximum(stats.offsets[1:] - 1, 0)], 0.0).astype(np.float64)
     energy = np.where(has, sample_period * stats.psum - last * (n_samples * sample_period - runtime), 0.0)
 
-    profile = pl.from_arrow(pa.LargeListArray.from_arrays(pa.array(stats.offsets), pa.array(stats.profile)))
+    # an Arrow array (not a table) gives a Series
+    profile = cast(
+        pl.Series, pl.from_arrow(pa.LargeListArray.from_arrays(pa.array(stats.offsets), pa.array(stats.profile)))
+    )
     jobs = pl.DataFrame(
         {
             "job_id": np.arange(1, n_jobs + 1, dtype=np.int64),

@@ -132,7 +132,7 @@ def _parse_text(rec: _Record, clock: Clock, size_unit: str, header_names: dict[s
     if walltime is not None:  # NO_VAL / INFINITE minutes: no limit
         walltime = None if limit_or_none(walltime / 60.0) is None else walltime
     if get("elapsedraw") is not None:
-        elapsed = float(integer("elapsedraw") or 0)
+        elapsed: float | None = float(integer("elapsedraw") or 0)
     elif get("elapsed") is not None:
         elapsed = parse_duration(f["elapsed"], header_names["elapsed"], 1.0)
     else:
@@ -266,6 +266,7 @@ def read_parsable(
             rejects.append(reject_row(source, rec.line, jid or _leading_int(key), exc, rec.text))
             continue
         if step is None:
+            assert jid is not None  # _job_id gives None only with a step
             jobs.append((rec.line, jid, rec.text, values))
         else:
             orphan_steps.setdefault(key, []).append((rec, values))
@@ -279,6 +280,7 @@ def read_parsable(
             continue
         n_built += 1
         values = _fold_steps([v for _, v in steps])
+        assert jid is not None  # a job key has no .step, and _job_id gives None only with a step
         jobs.append((rec.line, jid, "\n".join(r.text for r, _ in steps), values))
     header = {"fields": header_raw, "delimiter": delim, "records": len(records)}
     notes = [f"form: sacct -P text, delimiter {delim!r}, fields {header_raw}"]

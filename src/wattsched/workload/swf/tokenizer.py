@@ -15,7 +15,7 @@ import math
 import re
 
 import numpy as np
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped, unused-ignore]  # llvmlite ships no types (unused with --ignore-missing-imports)
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -38,12 +38,12 @@ STRTOD_MAX = 255
 
 
 @intrinsic
-def _strtod(typingctx, ptr):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _strtod(typingctx, ptr):  # pragma: no cover - compiled
     """``strtod(ptr, NULL)`` from libc, linked by symbol name so the compiled function stays cacheable
     (a ctypes function pointer would embed an address and disable numba's cache)."""
     sig = types.float64(types.voidptr)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         char_p = ir.IntType(8).as_pointer()
         fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.DoubleType(), [char_p, char_p.as_pointer()]), "strtod"
@@ -192,7 +192,7 @@ def scan(
                 if use_strtod and length <= STRTOD_MAX:
                     scratch[:length] = buf[digits_start:i]
                     scratch[length] = 0
-                    v = _strtod(scratch.ctypes)
+                    v = _strtod(scratch.ctypes)  # type: ignore[call-arg]  # numba's stubs: typingctx is the compiler's
                 else:
                     status = max(status, 1)
             elif exp10 >= 0:
