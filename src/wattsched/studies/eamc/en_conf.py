@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 
@@ -158,6 +159,10 @@ def read_module_conf(path: str | Path) -> list[ModuleConf]:
 
 
 def _module(path: Path, line: int, items: dict) -> ModuleConf:
+    @overload
+    def one(key: str, required: Literal[True] = ...) -> tuple[str, int]: ...
+    @overload
+    def one(key: str, required: bool) -> tuple[str, int] | None: ...
     def one(key: str, required: bool = True) -> tuple[str, int] | None:
         values = items.get(key)
         if not values:
@@ -285,6 +290,7 @@ def load_matrix(module: ModuleConf, verify: bool) -> tuple[np.ndarray, Path]:
                         "(the power/time files must be the energy file's columns)"
                     )
         return table, source
+    assert power is not None and time is not None  # no EAR_ENERGY here: both were checked above
     pt = read_coefficients(power[0], 3)
     tt = read_coefficients(time[0], 3)
     if pt.shape[0] != tt.shape[0]:

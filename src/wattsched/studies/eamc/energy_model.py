@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 import numpy as np
 import polars as pl
@@ -291,6 +291,8 @@ class AppDB:
         """
         part = self._partition(partition)
         keys = [_app_key(a) for a in app_ids]
+        uniq: np.ndarray | list[object]
+        inverse: np.ndarray | list[int]
         uniq, inverse = np.unique(np.asarray(keys, dtype=object), return_inverse=True) if keys else ([], [])
         table = np.full((len(uniq), 4), np.nan)
         for i, app in enumerate(uniq):
@@ -484,7 +486,8 @@ def predict_job(
     if sig is None or math.isnan(factor):
         return Prediction(math.nan, math.nan, math.nan, False)
     prim = platform[platform.index(platform.primary if primary is None else primary)]
-    base = appdb.get(app_id, prim.name).time_s if requested_time is None else float(requested_time)
+    # a finite factor means time_factor found the app on the primary partition too
+    base = cast(Signature, appdb.get(app_id, prim.name)).time_s if requested_time is None else float(requested_time)
     power = float(project_signature(part, sig, part.f_ref if frequency is None else frequency).power)
     time = base * factor
     return Prediction(time, power, nodes * power * time, True)

@@ -37,6 +37,7 @@ import polars as pl
 from pydantic import Field, field_validator
 
 from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.scalars import as_float, as_number
 from wattsched.core.spec import StrictModel
 from wattsched.core.store import atomic_parquet, run_id, write_result
 from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
@@ -105,23 +106,23 @@ def run_eamc(
     )
     metrics: dict[str, Any] = {
         "jobs": out.height,
-        "makespan": float(out["end_time"].max() - out["submit_time"].min()),
-        "submit_span": float(out["submit_time"].max() - out["submit_time"].min()),
-        "mean_response": float(out["response"].mean()),
+        "makespan": float(as_number(out["end_time"].max()) - as_number(out["submit_time"].min())),
+        "submit_span": float(as_number(out["submit_time"].max()) - as_number(out["submit_time"].min())),
+        "mean_response": as_float(out["response"].mean()),
         "sum_energy": float(out["energy"].sum()),
         "sum_runtime": float(out["runtime"].sum()),
-        "mean_frequency": float(out["frequency"].mean()),
-        "share_optimal": float(out["on_optimal"].mean()),
+        "mean_frequency": as_float(out["frequency"].mean()),
+        "share_optimal": as_float(out["on_optimal"].mean()),
         **result.stats,
     }
     for name in platform.names:
         part = out.filter(pl.col("partition") == name)
         metrics[f"jobs_{name}"] = part.height
-        metrics[f"mean_frequency_{name}"] = float(part["frequency"].mean()) if part.height else None
-        metrics[f"share_optimal_{name}"] = float(part["on_optimal"].mean()) if part.height else None
-        metrics[f"mean_response_{name}"] = float(part["response"].mean()) if part.height else None
+        metrics[f"mean_frequency_{name}"] = as_float(part["frequency"].mean()) if part.height else None
+        metrics[f"share_optimal_{name}"] = as_float(part["on_optimal"].mean()) if part.height else None
+        metrics[f"mean_response_{name}"] = as_float(part["response"].mean()) if part.height else None
         favour = out.filter(pl.col("optimal_partition") == name)  # the jobs whose optimal partition this is
-        metrics[f"share_placed_{name}"] = float(favour["on_optimal"].mean()) if favour.height else None
+        metrics[f"share_placed_{name}"] = as_float(favour["on_optimal"].mean()) if favour.height else None
     return EAMCRun(out, metrics)
 
 

@@ -37,6 +37,7 @@ conservative backfilling).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numba as nb
 import numpy as np
@@ -44,7 +45,14 @@ import numpy as np
 from wattsched.policies.profile import earliest_fit, profile_add, slot_end
 from wattsched.studies.eamc.dvfs import DVFSPlatform
 from wattsched.studies.eamc.energy_model import AppDB, AppDBView
-from wattsched.studies.eamc.epm import EPMResult, evaluate, partition_priority
+from wattsched.studies.eamc.epm import (
+    EPMResult,
+    FrequencyRule,
+    ThresholdMode,
+    Tiering,
+    evaluate,
+    partition_priority,
+)
 
 #: Policy names.
 EAMC_POLICIES = ("base-slurm", "min-runtime", "min-energy", "eamc-reorder", "eamc-priorityinc", "eamc-priorityinc-v")
@@ -95,7 +103,7 @@ def build_entries(
         raise ValueError(f"unknown EAMC policy {policy!r}; choose from {', '.join(EAMC_POLICIES)}")
     options = options or EAMCOptions()
     view = appdb.view() if isinstance(appdb, AppDB) else appdb
-    common = dict(
+    common: dict[str, Any] = dict(
         requested_time=walltime,
         nodes=nodes,
         t_weight=options.t_weight,
@@ -103,7 +111,10 @@ def build_entries(
         score=options.score,
     )
     epm = evaluate(platform, view, app_id, rule="epm", **common)
-    rule = {"base-slurm": "nominal", "min-runtime": "min_time", "min-energy": "min_energy"}.get(policy, "epm")
+    rule = cast(
+        FrequencyRule,
+        {"base-slurm": "nominal", "min-runtime": "min_time", "min-energy": "min_energy"}.get(policy, "epm"),
+    )
     chosen = epm if rule == "epm" else evaluate(platform, view, app_id, rule=rule, **common)
     m, k = epm.known.shape
     base = np.empty(m, dtype=np.int64)
@@ -113,6 +124,7 @@ def build_entries(
     jobs = np.repeat(np.arange(m), k)
     parts = np.tile(np.arange(k), m)
     keep = np.ones(m * k, dtype=bool)
+    key: tuple[np.ndarray, ...]
     if policy == "base-slurm":
         keep = (position == 0).ravel()
         key = (base[jobs],)
@@ -123,9 +135,9 @@ def build_entries(
     else:
         tier = partition_priority(
             epm.part_eff,
-            tiering=options.tiering,
+            tiering=cast(Tiering, options.tiering),  # EAMCOptions holds plain strs
             threshold=options.threshold if policy == "eamc-priorityinc-v" else None,
-            threshold_mode=options.threshold_mode,
+            threshold_mode=cast(ThresholdMode, options.threshold_mode),
         )
         if options.tiering == "strict":
             key = (tier.ravel(), base[jobs], position.ravel())

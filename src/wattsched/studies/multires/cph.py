@@ -146,7 +146,7 @@ def serial_sgs(
 HINT_CHECK_FLOOR_S = 0.25
 
 
-def _hint_is_a_solution(model, cp_model, time_limit: float) -> bool:  # type: ignore[no-untyped-def]
+def _hint_is_a_solution(model, cp_model, time_limit: float) -> bool:
     """Solve ``model`` with every variable fixed to its (complete) hint: True when CP-SAT accepts the hint as a
     solution, False when it could not tell within ``time_limit`` (at least :data:`HINT_CHECK_FLOOR_S`); raise if
     it rejects it (a bug)."""

@@ -141,6 +141,7 @@ def simulate_multires(
             if predictor is not None:
                 expected[rows] = predictor.predict(rows, now)["pred_runtime"]
             else:
+                assert given is not None  # no predictor: estimate named a column
                 expected[rows] = given[rows]
             queued.extend(rows.tolist())
         view = ClusterView(

@@ -34,6 +34,7 @@ import polars as pl
 from pydantic import Field, field_validator
 
 from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.scalars import as_float
 from wattsched.core.spec import StrictModel
 from wattsched.core.store import CampaignError, atomic_parquet, run_id, write_result
 from wattsched.predict.registry import make_runtime_predictor
@@ -158,9 +159,9 @@ def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str,
         "jobs": done.height,
         "input_rejects": rejects.height,
         "sim_rejects": result.rejects.height,
-        "mean_slowdown": float(sd.mean()) if done.height else None,
-        "median_slowdown": float(sd.median()) if done.height else None,
-        "mean_wait": float(done["wait"].mean()) if done.height else None,
+        "mean_slowdown": as_float(sd.mean()) if done.height else None,
+        "median_slowdown": as_float(sd.median()) if done.height else None,
+        "mean_wait": as_float(done["wait"].mean()) if done.height else None,
         "killed": int(done["killed"].sum()),
         **{f"mean_slowdown_{c}": _mean(done.filter(pl.col("job_class") == c)["slowdown"]) for c in CLASSES},
         **{k: v for k, v in result.stats.items() if k not in ("dispatcher", "jobs")},
@@ -186,7 +187,7 @@ class WarmStart:
         self.offset = 0
 
     def bind(self, jobs: pl.DataFrame) -> None:
-        first = float(jobs["submit_time"].min()) if jobs.height else 0.0
+        first = as_float(jobs["submit_time"].min()) if jobs.height else 0.0
         h = self.history.filter((pl.col("trace_end_time") < first) & ~pl.col("job_id").is_in(jobs["job_id"].implode()))
         h = h.sort("trace_end_time", "job_id")
         cols = [c for c in jobs.columns if c in h.columns]
@@ -210,7 +211,7 @@ def _history(paths: tuple[str, ...]) -> pl.DataFrame:
 
 
 def _mean(s: pl.Series) -> float | None:
-    return float(s.mean()) if s.len() else None
+    return as_float(s.mean()) if s.len() else None
 
 
 class DispatchExperiment(Experiment):

@@ -24,12 +24,14 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MultipleLocator, NullFormatter, ScalarFormatter
 
+from wattsched.core.scalars import as_float, as_number
 from wattsched.core.schema import sort_queue_order
 from wattsched.core.store import read_manifest
 from wattsched.predict.runtime import predict_runtime
@@ -142,7 +144,7 @@ def _y_scale(ax: Axes, values: list[np.ndarray]) -> None:
 
 
 def _legend(fig: Figure, combos: list[tuple[str, str]]) -> None:
-    handles = [
+    handles: list[Artist] = [
         Patch(facecolor=DISPATCHER_COLOURS[d], edgecolor="black", label=d.upper())
         for d in dict.fromkeys(d for d, _ in combos)
     ]
@@ -196,13 +198,13 @@ def plot_figures(
 
     fig = Figure(figsize=(7, 4), layout="constrained")
     ax = fig.add_subplot()
-    top = float(max(errors["walltime"].max() or 1, errors["rules"].max() or 1)) / 60
+    top = float(max(as_number(errors["walltime"].max() or 1), as_number(errors["rules"].max() or 1))) / 60
     bins = np.linspace(0, top, 60)
     for name in ("walltime", "rules"):
         minutes = errors[name].to_numpy() / 60
         ax.hist(
             minutes,
-            bins=bins,
+            bins=bins,  # type: ignore[arg-type]  # matplotlib's stubs: an array of edges is accepted
             alpha=0.6,
             color=ESTIMATE_COLOURS[name],
             label=f"{LETTERS[name]}: {NAMES[name]} (MAE {minutes.mean():.1f} min)",
@@ -226,9 +228,9 @@ def plot_figures(
     parts = ax.violinplot(
         [w if w.size else np.zeros(1) for w in waited], positions=pos, widths=0.85, showextrema=False, showmedians=True
     )
-    _style(ax, combos, parts["bodies"], pos)
+    _style(ax, combos, parts["bodies"], pos)  # type: ignore[arg-type]  # matplotlib's stubs: "bodies" is a list
     parts["cmedians"].set_color("black")
-    means = [float(per[c]["slowdown"].mean() or 1.0) for c in combos]
+    means = [as_float(per[c]["slowdown"].mean() or 1.0) for c in combos]
     ax.plot(pos, np.log10(means), "^", color="black", markersize=5)
     ax.yaxis.set_major_locator(MultipleLocator(1))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{10**v:g}"))
@@ -261,9 +263,9 @@ def plot_figures(
         ax = fig.add_subplot()
         ax.set_axis_off()
         ax.text(0.5, 0.5, "no job waits in any combination", ha="center", va="center")
-    for i, c in enumerate(present):
+    for i, job_class in enumerate(present):
         ax = fig.add_subplot(nrows, ncols, i + 1)
-        cls = shown.filter(pl.col("job_class") == c)
+        cls = shown.filter(pl.col("job_class") == job_class)
         values = [
             cls.filter((pl.col("dispatcher") == d) & (pl.col("estimate") == e))["slowdown"].to_numpy()
             for d, e in combos
@@ -280,7 +282,7 @@ def plot_figures(
         _style(ax, combos, box["boxes"], pos)
         ax.plot(pos, [v.mean() if v.size else np.nan for v in values], "^", color="black", markersize=4)
         _y_scale(ax, values)
-        ax.set_title(f"{c} jobs ({cls.height // max(len(combos), 1):,} per combination)", fontsize="medium")
+        ax.set_title(f"{job_class} jobs ({cls.height // max(len(combos), 1):,} per combination)", fontsize="medium")
         ax.set_ylabel("slowdown")
     fig.suptitle("slowdown per job class (jobs that wait in some combination; whiskers 5–95%)")
     _legend(fig, combos)
@@ -288,7 +290,7 @@ def plot_figures(
 
     fig = Figure(figsize=(max(8, 0.45 * len(combos) + 2), 4.6), layout="constrained")
     ax = fig.add_subplot()
-    stats = []
+    stats: list[dict[str, Any]] = []
     for d, e in combos:
         hist = queues.get((d, e), np.zeros(1))
         q = weighted_quantiles(hist, (0.05, 0.25, 0.5, 0.75, 0.95))

@@ -13,9 +13,13 @@ duration, and the number of queued jobs at every second.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
+
+#: A run's key in :func:`queue_seconds` (a name, or a (dispatcher, estimate) pair).
+_K = TypeVar("_K")
 
 #: Class bounds (s): short below the first, long above the second.
 CLASS_BOUNDS = (3600.0, 43_200.0)
@@ -36,7 +40,7 @@ def add_slowdown(jobs: pl.DataFrame, *, floor: float = 1.0) -> pl.DataFrame:
     )
 
 
-def queue_seconds(timelines: Mapping[str, pl.DataFrame], *, drop_all_empty: bool = True) -> dict[str, np.ndarray]:
+def queue_seconds(timelines: Mapping[_K, pl.DataFrame], *, drop_all_empty: bool = True) -> dict[_K, np.ndarray]:
     """Per run (key), seconds spent at each queue length (index = length) over one instance's runs; see the
     module docstring. Timelines have ``time`` and ``queued``."""
     if not timelines:

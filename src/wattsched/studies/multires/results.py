@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -17,7 +18,7 @@ from wattsched.studies.multires.dispatchers import DISPATCHERS
 from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, queue_seconds, weighted_quantiles
 
 #: The runtime estimates a dispatcher can see: the walltime, the rule cascade (online), the true durations.
-ESTIMATES = ("walltime", "rules", "real")
+ESTIMATES: tuple[Literal["walltime", "rules", "real"], ...] = ("walltime", "rules", "real")
 
 
 def load_dispatch_results(out: str | Path) -> pl.DataFrame:

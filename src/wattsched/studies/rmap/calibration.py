@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from wattsched.core.scalars import as_float
 from wattsched.studies.rmap.configurations import JobDetails
 from wattsched.studies.rmap.data import (
     DEFAULT_CAB_DATA,
@@ -71,7 +72,7 @@ def overprovisioning_gain(cab_data: str = DEFAULT_CAB_DATA) -> pl.DataFrame:
                 (pl.col("nodes") == n_max) & (pl.col("cores") == RMAP_CAB.cores_per_node) & (pl.col("cap") == 115.0)
             )["time"][0]
             best = part.filter(pl.col("power") <= bound)["time"].min()
-            rows.append({"app": app, "bound": bound, "gain": 100.0 * (1.0 - float(best) / float(worst))})
+            rows.append({"app": app, "bound": bound, "gain": 100.0 * (1.0 - as_float(best) / float(worst))})
     return pl.DataFrame(rows)
 
 
@@ -109,7 +110,7 @@ def calibration_table(cab_data: str = DEFAULT_CAB_DATA, seed: int = 0) -> pl.Dat
             rows.append(_row(f"Table 2: SP-MZ {name} {what}", "§3.4.2 l. 197–203", paper, ours, unit, "±3%",
                              abs(ours / paper - 1.0) <= _TABLE2_TOL))  # fmt: skip
     gains = overprovisioning_gain(cab_data)["gain"]
-    for stat, ours in (("max", float(gains.max())), ("mean", float(gains.mean()))):
+    for stat, ours in (("max", as_float(gains.max())), ("mean", as_float(gains.mean()))):
         paper = FIG3_PAPER[stat]
         rows.append(_row(f"Fig. 3: overprovisioning gain, {stat}", "§2.2 l. 114", paper, ours, "%", "±25%",
                          abs(ours - paper) <= _RULE_SHARE * paper))  # fmt: skip
@@ -126,8 +127,8 @@ def calibration_table(cab_data: str = DEFAULT_CAB_DATA, seed: int = 0) -> pl.Dat
     for target, where, paper, ours, below in (
         ("model: time error, mean", "§5 l. 302", 10.0, 100 * time_all["mean"], True),
         ("model: time error, max", "§5 l. 302", 33.0, 100 * time_all["max"], True),
-        ("model: time error Q3, worst app", "§5 l. 302 (Fig. 6)", 13.2, 100 * float(per_app["q3"].max()), True),
-        ("model: time error median, worst app", "§5 l. 302 (Fig. 6)", 7.7, 100 * float(per_app["median"].max()),
+        ("model: time error Q3, worst app", "§5 l. 302 (Fig. 6)", 13.2, 100 * as_float(per_app["q3"].max()), True),
+        ("model: time error median, worst app", "§5 l. 302 (Fig. 6)", 7.7, 100 * as_float(per_app["median"].max()),
          True),
         ("model: power under-prediction ≤ 10%, share", "§5 l. 304 (Fig. 7)", 96.0,
          100 * power_all["share_under_within_10"], False),

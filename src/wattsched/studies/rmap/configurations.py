@@ -13,10 +13,13 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    from polars._typing import ColumnNameOrSelector, PolarsDataType
 
 __all__ = ["ConfigTable", "JobDetails"]
 
@@ -29,7 +32,7 @@ def _cap_key(cap: float) -> float:
 
 
 def _readonly(values: Any, dtype: type) -> np.ndarray:
-    array = np.array(values, dtype=dtype, copy=True).reshape(-1)
+    array: np.ndarray = np.array(values, dtype=dtype, copy=True).reshape(-1)
     array.flags.writeable = False
     return array
 
@@ -208,7 +211,10 @@ class JobDetails(Mapping[str, ConfigTable]):
                   "power": pl.Float64}  # fmt: skip
         if not self._tables:
             return pl.DataFrame(schema=schema)
-        return pl.concat([t.to_frame() for t in self._tables.values()]).cast(schema)
+        # DataFrame.cast wants a Mapping keyed by column name, selector or dtype (invariant in the key)
+        return pl.concat([t.to_frame() for t in self._tables.values()]).cast(
+            cast("Mapping[ColumnNameOrSelector | PolarsDataType, PolarsDataType]", schema)
+        )
 
     @classmethod
     def read(cls, path: str | Path) -> JobDetails:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from functools import cache
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -102,7 +103,7 @@ PAPER_TABLE2: dict[str, tuple[int, int, float, float, float]] = {
 #: docstring); ``low_activity`` is replaced by the value solved from NSC's Fig. 2 power (:func:`cab_data_set`).
 CAB_SOCKET = dataclasses.replace(SANDY_BRIDGE, floor_w=19.74, static_w_per_core=0.79, dynamic_w_per_core=6.02)
 #: SP-MZ's memory behaviour fitted to Table 2 (memory share, saturation a_s in cores, frequency exponent β).
-_SP_MZ_MEMORY = {"memory_share": 0.873, "bandwidth_cores": 2.0, "memory_freq_exponent": 0.955}
+_SP_MZ_MEMORY: dict[str, Any] = {"memory_share": 0.873, "bandwidth_cores": 2.0, "memory_freq_exponent": 0.955}
 #: SP-MZ class C (the paper's Table 2 input), fitted to Table 2: for the calibration check, not in the traces.
 SP_MZ_CLASS_C = AppModel("sp-mz", True, False, 387.6, 0.02, 0.004, activity=0.456, footprint_gb=10.0,
                          per_core_gb=0.1, **_SP_MZ_MEMORY)  # fmt: skip
@@ -161,7 +162,10 @@ def _calibrated() -> tuple[tuple[AppModel, ...], SocketModel, dict[str, float]]:
     apps = tuple(
         nsc
         if name == "nsc"
-        else dataclasses.replace(app, activity=_solve(lambda u, a=app: power(a, u), targets[name], 0.01, 1.0))
+        else dataclasses.replace(
+            app,
+            activity=_solve(cast("Callable[[float], float]", lambda u, a=app: power(a, u)), targets[name], 0.01, 1.0),
+        )
         for name, app in shaped.items()
     )
     return apps, socket, targets

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from wattsched.core.scalars import as_float, as_int
 from wattsched.studies.rmap.results import WORST_CASE, with_sample
 from wattsched.studies.rmap.results import rmap_run_means as run_means
 
@@ -79,7 +80,7 @@ def _band(ax, frame: pl.DataFrame, policies: Sequence[str], column: str) -> None
         )
         name, colour, marker = POLICY_STYLE[pol]
         ax.plot(agg["x"], agg["m"], marker=marker, color=colour, label=name, lw=1.6, ms=5)
-        n = int(agg["n"].max())
+        n = as_int(agg["n"].max())
         if n > 1:
             lo, hi = ("q1", "q3") if n >= IQR_FROM else ("lo", "hi")
             ax.fill_between(agg["x"], agg[lo], agg[hi], color=colour, alpha=0.12, lw=0)
@@ -190,7 +191,7 @@ def fig_thresholds(jobs: pl.DataFrame, out: Path) -> list[Path]:
 def fig_per_job(jobs: pl.DataFrame, out: Path, trace: str, bound: float, name: str, title: str) -> list[Path]:
     """Figs. 12–13 and 15: per job, turnaround; wait and run; allocated power with the fair-share bound."""
     jobs = with_sample(jobs)
-    first = int(jobs["sample"].min())
+    first = as_int(jobs["sample"].min())
     sub = jobs.filter(
         (pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data") & (pl.col("sample") == first)
     )
@@ -243,8 +244,8 @@ def power_timeline(run: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def fig_timeline(jobs: pl.DataFrame, out: Path, trace: str = "random2", bound: float | None = None) -> list[Path]:
     """Fig. 14: allocated system power over time (a step function; markers at each start), and the arrivals."""
     jobs = with_sample(jobs)
-    first = int(jobs["sample"].min())
-    bound = float(jobs["bound"].max()) if bound is None else bound
+    first = as_int(jobs["sample"].min())
+    bound = as_float(jobs["bound"].max()) if bound is None else bound
     sub = jobs.filter(
         (pl.col("trace") == trace) & (pl.col("bound") == bound) & pl.col("default_data") & (pl.col("sample") == first)
     )
@@ -287,7 +288,7 @@ def write_rmap_figures(jobs: pl.DataFrame, out: str | Path) -> list[Path]:
     """Figs. 8–15 (PNG and SVG) into ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    low, high = float(jobs["bound"].min()), float(jobs["bound"].max())
+    low, high = as_float(jobs["bound"].min()), as_float(jobs["bound"].max())
     paths: list[Path] = []
     if "model" in set(jobs["data"]) and "oracle" in set(jobs["data"]):
         paths += fig_model_vs_oracle(jobs, out)

@@ -114,14 +114,14 @@ def write_calibration_figure(out_dir: str | Path) -> list[Path]:
     paper_p = np.array([row[3] for row in cfg])
     series = [("paper (class C)", paper_p / paper_p[0], paper_t / paper_t[0], "black", "*")]
     cal_apps, cal_socket = cab_data_set("calibrated")
-    for label, app, socket, colour, marker in (
+    for label, model, socket, colour, marker in (
         ("calibrated, class C", SP_MZ_CLASS_C, cal_socket, colours["calibrated"], "o"),
         ("calibrated, class D", next(a for a in cal_apps if a.name == "sp-mz"), cal_socket, colours["calibrated"],
          "s"),
         ("synthetic-v1 (class D)", next(a for a in cab_data_set("synthetic-v1")[0] if a.name == "sp-mz"),
          cab_data_set("synthetic-v1")[1], colours["synthetic-v1"], "s"),
     ):  # fmt: skip
-        ev = app.evaluate(n, c, p, socket=socket)
+        ev = model.evaluate(n, c, p, socket=socket)
         series.append((label, ev["power"] / ev["power"][0], ev["time"] / ev["time"][0], colour, marker))
     for label, px, ty, colour, marker in series:
         ax_t2.plot(px, ty, marker=marker, color=colour, linestyle="none", label=label, markersize=9 if marker == "*"
