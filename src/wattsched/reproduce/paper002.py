@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from wattsched.campaign.runner import run_experiment
+from wattsched.core.scalars import as_number
 from wattsched.core.store import MANIFEST, read_manifest
 from wattsched.reproduce.claims import ClaimResult
 from wattsched.reproduce.paper002_claims import HIGH_LOAD, SEED_FREE, THRESHOLD_MODE, claims_from
@@ -113,7 +114,8 @@ def run(ctx: ReproduceContext) -> PaperRun:
         "mode": "quick" if ctx.quick else "full",
     }
     notes = [
-        f"Makespan of the grid's runs: {days.min():.1f}–{days.max():.1f} days (paper: 10–15 days).",
+        f"Makespan of the grid's runs: {as_number(days.min()):.1f}–{as_number(days.max()):.1f} days "
+        "(paper: 10–15 days).",
         "Fig. 6 (system p1/p3) is not drawn: the p3 (Gold 6148) model data are not public.",
         "The AppDB is static, as in the paper's simulations (§3.2: \"the appDB is static and available at the "
         'beginning of simulations"); the learning AppDB is not used.',

@@ -5,11 +5,12 @@ objects, so the same code gives the claims on all seeds pooled and on one seed's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
+from wattsched.core.scalars import as_float, as_number
 from wattsched.reproduce.claims import ClaimResult, Spread, check_number, check_order, check_setup
 from wattsched.studies.eamc.energy_model import EAMC_APP_NAMES
 from wattsched.studies.eamc.epm import demoted, epm_table, evaluate
@@ -20,7 +21,7 @@ T_WEIGHTS = [1.0, 1.5]
 PRIO = ["eamc-priorityinc", "eamc-priorityinc-v"]
 EAMC = ["eamc-reorder", *PRIO]
 #: The reproduction's PriorityInc-V threshold reading (decision register, [AMBIG-2.4]).
-THRESHOLD_MODE = "absolute"
+THRESHOLD_MODE: Literal["relative", "absolute"] = "absolute"
 #: The offered load of the side runs that test the load explanation.
 HIGH_LOAD = 1.5
 #: Claims that do not depend on the seed (setup checks), not computed per seed.
@@ -81,7 +82,7 @@ def _extreme(
 def _mean(frame: pl.DataFrame, metric: str, **eq: Any) -> float:
     for k, v in eq.items():
         frame = frame.filter(pl.col(k) == v)
-    return float(frame[metric].mean())
+    return as_float(frame[metric].mean())
 
 
 def claims_from(
@@ -234,7 +235,7 @@ def claims_from(
             {"response time": r9, "makespan": m9},
             note=f"increase over Min runtime, maximum over W33 and W50 (as the paper; W13 is given "
             f"apart): response at {r9_at}, makespan at {m9_at}; on W13 (paper: 93%) the response increase is "
-            f"{-w13['mean_response'].mean():.1f}%",
+            f"{-as_number(w13['mean_response'].mean()):.1f}%",
             explain=f"the increase depends on the queue: at an offered load of {HIGH_LOAD:g} it is, per mix "
             f"(W13 / W33 / W50), response {_high(hi_me, 'min-energy', 'mean_response')}, makespan "
             f"{_high(hi_me, 'min-energy', 'makespan')}",
@@ -285,8 +286,9 @@ def claims_from(
             note="W50, t_weight 1 (Base Slurm and Min runtime do not use t_weight)",
             explain=f"Base Slurm's response gain over Min runtime on W50 ranges "
             f"{_range(vs_rt, 'base-slurm', ['W50'], [1.0])} pp between seeds, and is "
-            f"{hb['mean_response'].mean():+.1f}% at an offered load of {HIGH_LOAD:g} (energy "
-            f"{hb['sum_energy'].mean():+.1f}%, makespan {hb['makespan'].mean():+.1f}%): with the two partitions "
+            f"{as_number(hb['mean_response'].mean()):+.1f}% at an offered load of {HIGH_LOAD:g} (energy "
+            f"{as_number(hb['sum_energy'].mean()):+.1f}%, makespan {as_number(hb['makespan'].mean()):+.1f}%): "
+            "with the two partitions "
             f"equally demanded, which policy wins on response is decided by the arrival pattern, which is not public "
             f'(the paper: "Base Slurm could not adapt to changes in the load"); the energy gap is bounded by the '
             f"model (C002-10)",
@@ -299,7 +301,7 @@ def claims_from(
 def _high(imp: pl.DataFrame, policy: str, metric: str, mixes: list[str] | None = None) -> str:
     """A policy's mean improvement (%) per mix in a side run's improvement table, as "a / b / c"."""
     vals = [imp.filter((pl.col("policy") == policy) & (pl.col("mix") == m))[metric].mean() for m in mixes or MIXES]
-    return " / ".join(f"{v:+.1f}%" for v in vals)
+    return " / ".join(f"{as_number(v):+.1f}%" for v in vals)
 
 
 def _range(
@@ -311,7 +313,7 @@ def _range(
 ) -> str:
     """The per-seed range of a policy's improvement over the given cells, "a to b"."""
     vals = _cells(imp, metric, [policy], mixes, tws)["values"].explode()
-    return f"{vals.min():+.1f} to {vals.max():+.1f}"
+    return f"{as_number(vals.min()):+.1f} to {as_number(vals.max()):+.1f}"
 
 
 def _wins(imp: pl.DataFrame, policy: str, metric: str = "mean_response") -> str:
@@ -321,7 +323,7 @@ def _wins(imp: pl.DataFrame, policy: str, metric: str = "mean_response") -> str:
 
 
 def _freq(grid: pl.DataFrame, policy: str, partition: str) -> str:
-    return f"{grid.filter(pl.col('policy') == policy)[f'mean_frequency_{partition}'].mean():.2f}"
+    return f"{as_number(grid.filter(pl.col('policy') == policy)[f'mean_frequency_{partition}'].mean()):.2f}"
 
 
 def _energy_gap_explain(platform: Any, appdb: Any, grid: pl.DataFrame) -> str:
@@ -332,7 +334,7 @@ def _energy_gap_explain(platform: Any, appdb: Any, grid: pl.DataFrame) -> str:
     e_en = evaluate(platform, appdb, apps, rule="min_energy").energy
     ratio = 100 * (e_rt / e_en - 1)
     freq = {
-        p: grid.filter(pl.col("policy") == p)["mean_frequency"].mean()
+        p: as_number(grid.filter(pl.col("policy") == p)["mean_frequency"].mean())
         for p in ("min-runtime", "min-energy", "eamc-priorityinc")
     }
     return (
@@ -356,10 +358,11 @@ def _makespan_explain(grid: pl.DataFrame, vs_rt: pl.DataFrame, runtime_cost: pl.
     return (
         f"the makespan is work over capacity plus a drain tail: PriorityInc's sum of runtimes improves on Min "
         f"runtime's by {cost} (f_opt below the maximum frequency lengthens apps 1–7, STREAM on p2 shortens), so "
-        f"there is little work to save; Min runtime's makespan ends {tail.mean():.0f}% of its length after the "
+        f"there is little work to save; Min runtime's makespan ends {as_number(tail.mean()):.0f}% of its length "
+        "after the "
         f"last submission, and PriorityInc's makespan gain ranges {spread} pp between seeds. Our makespans are "
-        f"{grid['makespan'].min() / 86400:.1f}–"
-        f"{grid['makespan'].max() / 86400:.1f} days (paper 10–15)"
+        f"{as_number(grid['makespan'].min()) / 86400:.1f}–"
+        f"{as_number(grid['makespan'].max()) / 86400:.1f} days (paper 10–15)"
     )
 
 
@@ -421,7 +424,8 @@ def _claim_13(grid: pl.DataFrame) -> ClaimResult:
     placed = grid.filter(pl.col("policy").is_in(EAMC))
     recall = (
         f"; the share of STREAM jobs (optimal on p2) run on p2 under the EAMC variants is "
-        f"{100 * placed['share_placed_p2'].min():.0f}–{100 * placed['share_placed_p2'].max():.0f}%"
+        f"{100 * as_number(placed['share_placed_p2'].min()):.0f}–"
+        f"{100 * as_number(placed['share_placed_p2'].max()):.0f}%"
         if "share_placed_p2" in placed.columns
         else ""
     )

@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from wattsched.core.scalars import as_number
 from wattsched.dataset.build import build_dataset
 from wattsched.dataset.synthetic import Machine, place_jobs, power_chunks, write_synthetic_exadata
 from wattsched.reproduce.claims import ClaimResult, Spread, check_exact, check_number, not_checkable
@@ -248,7 +249,10 @@ def _count_text(values: pl.Series) -> str:
     """Job counts over seeds: ``mean (min–max, n seeds)`` with thousands separators."""
     if values.n_unique() == 1:
         return f"{values[0]:,}"
-    return f"{values.mean():,.0f} ({values.min():,}–{values.max():,}, {values.len()} seeds)"
+    return (
+        f"{as_number(values.mean()):,.0f} "
+        f"({as_number(values.min()):,}–{as_number(values.max()):,}, {values.len()} seeds)"
+    )
 
 
 def _published(ctx: ReproduceContext) -> Path | None:
@@ -402,7 +406,7 @@ def _figure_outcomes(out: Path, synth: pl.DataFrame) -> Path:
     ax.set_xlim(0, 100)
     ax.legend(frameon=False, loc="lower right")
     jobs = synth["jobs"]
-    each = f"{jobs[0]:,}" if jobs.n_unique() == 1 else f"{jobs.min():,}–{jobs.max():,}"
+    each = f"{jobs[0]:,}" if jobs.n_unique() == 1 else f"{as_number(jobs.min()):,}–{as_number(jobs.max()):,}"
     ax.set_title(f"Where each input job ends ({each} jobs per seed)")
     path = out / "outcomes.png"
     fig.savefig(path, dpi=150)
