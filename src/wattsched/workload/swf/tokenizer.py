@@ -15,7 +15,7 @@ import math
 import re
 
 import numpy as np
-from llvmlite import ir  # type: ignore[import-untyped, unused-ignore]  # llvmlite ships no types (unused with --ignore-missing-imports)
+from llvmlite import ir  # llvmlite ships no types: ignored in pyproject.toml ([[tool.mypy.overrides]])
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
