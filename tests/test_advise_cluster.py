@@ -240,12 +240,20 @@ def test_a_user_without_history_gets_the_default_and_shadow_mode_changes_nothing
         report = tmp_path / "report"
         options = ["--config", str(_config(tmp_path, "")), "--cap", "1000W", "--mode", "shadow"]
         cmd = _advise_argv(state, *options, "--report-dir", str(report))
+        actions = state.with_name("shadow-actions.jsonl")
         with _advisor(c, state, *options, "--report-dir", str(report)) as proc:
-            time.sleep(4)
+            # a cycle or two: until the first license it would set is logged (a loaded machine takes longer than
+            # the 1-s interval to start the advisor and run its first cycle), then a second for the report
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and "set_license" not in (
+                actions.read_text() if actions.exists() else ""
+            ):
+                time.sleep(0.5)
+            time.sleep(2)
         assert proc.returncode == 0, state.with_suffix(".log").read_text()
         assert _licenses(c, pending) == before  # nothing written to Slurm
         assert "wattsched-cap" not in c.run("scontrol", "show", "reservation", "-o", check=False).stdout
-        lines = [json.loads(x) for x in state.with_name("shadow-actions.jsonl").read_text().splitlines()]
+        lines = [json.loads(x) for x in actions.read_text().splitlines()]
         assert lines and all(not row["applied"] for row in lines)
         sized = {row["job_id"]: row["value"] for row in lines if row["kind"] == "set_license"}
         # no history for wsbob: the default, the net worst case (500 − 100) per node, with no margin on top
