@@ -86,25 +86,30 @@ class ReplayResult:
         return paths
 
 
-def _machine_size(jobs: pl.DataFrame, provenance: Provenance, given: int | None) -> tuple[int, str]:
-    if given is not None:
-        return int(given), "given"
-    if provenance.machine_size:
-        return int(provenance.machine_size), "declared by the dump"
+def _dump_nodes(jobs: pl.DataFrame) -> set[str]:
+    """The node names the dump's jobs ran on (empty without a node list)."""
+    names: set[str] = set()
     if "sacct_nodelist" in jobs.columns:
-        names: set[str] = set()
         for text in jobs["sacct_nodelist"].drop_nulls().unique().to_list():
             try:
                 names.update(expand_hostlist(text))
             except ValueError:
                 continue
-        names.discard("None assigned")
-        if names:
-            return max(len(names), as_int(jobs["size"].max() or 1)), "the nodes the dump's jobs ran on"
+    names.discard("None assigned")
+    return names
+
+
+def _machine_size(jobs: pl.DataFrame, provenance: Provenance, given: int | None, names: set[str]) -> tuple[int, str]:
+    if given is not None:
+        return int(given), "given"
+    if provenance.machine_size:
+        return int(provenance.machine_size), "declared by the dump"
+    if names:
+        return max(len(names), as_int(jobs["size"].max() or 1)), "the nodes the dump's jobs ran on"
     return as_int(jobs["size"].max() or 1), "the largest job (no node list in the dump)"
 
 
-def _check_domains(dump: str | Path, domains: tuple[Domain, ...], size: int, policy: str, jobs: pl.DataFrame) -> int:
+def _check_domains(dump: str | Path, domains: tuple[Domain, ...], size: int, policy: str, seen: set[str]) -> int:
     """The nodes of the machine in no domain (none used with domains, as live), after the checks a layout
     must pass: domains only with EASY, and no more domain nodes than the machine has."""
     if not domains:
@@ -117,19 +122,12 @@ def _check_domains(dump: str | Path, domains: tuple[Domain, ...], size: int, pol
             f"{dump}: the domains hold {inside} nodes, more than the {size} of the replayed machine "
             "(give --machine-size or check the domains' node lists)"
         )
-    if "sacct_nodelist" in jobs.columns:
-        seen: set[str] = set()
-        for text in jobs["sacct_nodelist"].drop_nulls().unique().to_list():
-            try:
-                seen.update(expand_hostlist(text))
-            except ValueError:
-                continue
-        named = set().union(*(d.nodes for d in domains))
-        if seen and not named & seen:
-            raise ReplayError(
-                f"{dump}: no node of the domains ({', '.join(d.name for d in domains)}) appears in the dump's "
-                "node lists: the domains name another cluster's nodes"
-            )
+    named = set().union(*(d.nodes for d in domains))
+    if seen and not named & seen:
+        raise ReplayError(
+            f"{dump}: no node of the domains ({', '.join(d.name for d in domains)}) appears in the dump's "
+            "node lists: the domains name another cluster's nodes"
+        )
     return size - inside
 
 
@@ -252,7 +250,8 @@ def replay(
     jobs = read.jobs
     if jobs.is_empty():
         raise ReplayError(f"{dump}: no job to replay")
-    size, size_source = _machine_size(jobs, read.provenance, machine_size)
+    nodes_seen = _dump_nodes(jobs)
+    size, size_source = _machine_size(jobs, read.provenance, machine_size, nodes_seen)
     definition = config.power.definition
     idle = config.power.idle_watts_per_node
     if definition == "net" and idle is None:
@@ -292,7 +291,7 @@ def replay(
     budget_schedule = PowerCapSchedule(caps.times, tuple(None if b is None else float(b) for b in budgets))
 
     domains = domains_of(config.domains)
-    outside = _check_domains(dump, domains, size, policy, jobs)
+    outside = _check_domains(dump, domains, size, policy, nodes_seen)
     ordered = sim.sort("submit_time", "job_id")
     capped, licenses, held, placements = _capped_run(
         ordered, config, policy, size, budget_schedule, bound, idle, domains

@@ -34,6 +34,8 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from wattsched.core.generated_docs import generated_block, rewrite_generated_block
+
 if TYPE_CHECKING:  # numpy is imported where arrays are computed: --help and completion read this module
     import numpy as np
 
@@ -298,22 +300,10 @@ class PowerCheck:
 
 
 def docs_table_block(page: Path) -> str:
-    """The table now between the markers of ``page`` (for the test that it is up to date)."""
-    text = page.read_text(encoding="utf-8")
-    return text.split("<!-- checks:begin -->", 1)[1].split("<!-- checks:end -->", 1)[0].strip()
-
-
-def _rewrite_docs_table(page: Path) -> bool:
-    """Rewrite the table between ``<!-- checks:begin -->`` and ``<!-- checks:end -->`` of ``page``."""
-    text = page.read_text(encoding="utf-8")
-    begin, end = "<!-- checks:begin -->", "<!-- checks:end -->"
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    new = f"{head}{begin}\n{check_table()}\n{end}{tail}"
-    page.write_text(new, encoding="utf-8")
-    return new != text
+    """The table now between the ``checks`` markers of ``page`` (for the test that it is up to date)."""
+    return generated_block(page, "checks")
 
 
 if __name__ == "__main__":  # python -m wattsched.policies.powercheck: rewrite docs/semantics.md's table
-    changed = _rewrite_docs_table(Path("docs/semantics.md"))
+    changed = rewrite_generated_block(Path("docs/semantics.md"), "checks", check_table())
     print("docs/semantics.md:", "table rewritten" if changed else "table up to date")

@@ -13,11 +13,13 @@ Readers are imported when a file of theirs is read, so this module stays light.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wattsched.core.generated_docs import generated_block, rewrite_generated_block
 from wattsched.core.record_units import register_record_unit
 
 if TYPE_CHECKING:  # readers and their tables are imported when a file is read
@@ -189,16 +191,30 @@ def _sacct_content(path: Path, head: str) -> bool:
     return is_sacct_file(path)
 
 
+def _json_kind(path: Path) -> str:
+    """``batsim`` or ``sacct`` for a JSON file, computed once per file version: the Batsim and sacct records both
+    ask, and telling them apart may parse the whole document."""
+    st = path.stat()
+    return _json_kind_of(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _json_kind_of(path: str, mtime_ns: int, size: int) -> str:
+    from wattsched.workload.load import detect_json
+
+    return detect_json(Path(path))[0]
+
+
 def _json_name(kind: str) -> Callable[[Path, str], bool]:
     """A ``.json`` file of ``kind`` (``batsim`` or ``sacct``), told apart by content (``load.detect_json``)."""
 
     def claims(path: Path, name: str) -> bool:
         if not name.endswith((".json", ".json.gz")):
             return False
-        from wattsched.workload.load import check_file, detect_json
+        from wattsched.workload.load import check_file
 
         check_file(path)
-        return detect_json(path)[0] == kind
+        return _json_kind(path) == kind
 
     return claims
 
@@ -209,9 +225,7 @@ def _json_content(kind: str) -> Callable[[Path, str], bool]:
     def claims(path: Path, head: str) -> bool:
         if not head.lstrip().startswith(("{", "[")):
             return False
-        from wattsched.workload.load import detect_json
-
-        return detect_json(path, head)[0] == kind
+        return _json_kind(path) == kind
 
     return claims
 
@@ -311,20 +325,10 @@ for _fmt in (
 
 
 def docs_table_block(page: Path) -> str:
-    """The table now between ``<!-- formats:begin -->`` and ``<!-- formats:end -->`` of ``page``."""
-    text = page.read_text(encoding="utf-8")
-    return text.split("<!-- formats:begin -->", 1)[1].split("<!-- formats:end -->", 1)[0].strip()
-
-
-def _rewrite_docs_table(page: Path) -> bool:
-    text = page.read_text(encoding="utf-8")
-    head, rest = text.split("<!-- formats:begin -->", 1)
-    _, tail = rest.split("<!-- formats:end -->", 1)
-    new = f"{head}<!-- formats:begin -->\n{formats_table()}\n<!-- formats:end -->{tail}"
-    page.write_text(new, encoding="utf-8")
-    return new != text
+    """The table now between the ``formats`` markers of ``page`` (for the test that it is up to date)."""
+    return generated_block(page, "formats")
 
 
 if __name__ == "__main__":  # python -m wattsched.workload.formats: rewrite docs/formats.md's table
-    changed = _rewrite_docs_table(Path("docs/formats.md"))
+    changed = rewrite_generated_block(Path("docs/formats.md"), "formats", formats_table())
     print("docs/formats.md:", "table rewritten" if changed else "table up to date")
