@@ -40,7 +40,7 @@ def main() -> None:
     r = generate_m100like(1500 if args.quick else 6000, seed=3, target_load=1.0)
     jobs = r.jobs.with_columns((pl.col("submit_time") - 12 * 3600.0).clip(lower_bound=0.0))
     plat = load_platform("marconi100")
-    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
+    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0, post_window_cap="dynamic_range")
     setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
     jobs, _ = reject_never_fitting(with_estimates(jobs, setup), r.rejects, setup, "bench")
     results: dict[str, dict] = {}

@@ -49,13 +49,13 @@ def child(jobs: int, before: bool) -> dict:
 
     from wattsched.api import run_policy
     from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.metrics import power_summary
+    from wattsched.power.cap_metrics import power_summary
     from wattsched.power.platform import PowerCapSchedule, load_platform
     from wattsched.power.run import PowerSetup
     from wattsched.workload.generate import generate_m100like
 
     plat = load_platform("marconi100")
-    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
+    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0, post_window_cap="dynamic_range")
     setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
     warm = run_policy(generate_m100like(500, seed=1), "easy-pc", power=setup)  # compile / load the kernels
     power_summary(warm.power_steps, warm.result.schedule, 10_800.0)
@@ -126,13 +126,13 @@ def main() -> None:
     from wattsched.api import run_policy
     from wattsched.engine.simulate import simulate
     from wattsched.policies.powercheck import PowerCheck
+    from wattsched.power.actual_power import power_steps
     from wattsched.power.platform import PowerCapSchedule, load_platform
     from wattsched.power.run import ESTIMATE_COLUMNS, PowerSetup, profiles_of, reject_never_fitting, with_estimates
-    from wattsched.power.timeline import power_steps
     from wattsched.workload.generate import generate_m100like
 
     plat = load_platform("marconi100")
-    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
+    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0, post_window_cap="dynamic_range")
     setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
     run_policy(generate_m100like(500, seed=1), "easy-pc", power=setup)  # compile / load the kernels
     t = time.perf_counter()

@@ -54,7 +54,7 @@ def main() -> None:
 
     m100 = load_platform("marconi100")
     plat = Platform(name="marconi100-3000", nodes=NODES, idle_watts=m100.idle_watts, max_node_watts=m100.max_node_watts)
-    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0)
+    cap = PowerCapSchedule.window(0.5, plat, window_end=10_800.0, post_window_cap="dynamic_range")
     setup = PowerSetup(plat, PowerCheck.named("gaussian99"), "real", cap, 10_800.0)
     run_policy(generate_m100like(500, seed=1, n_nodes=NODES), "easy-pc", power=setup)  # compile / load kernels
 

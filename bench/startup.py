@@ -78,7 +78,7 @@ def phases(one: str) -> dict[str, float]:
     code = f"""
 import json, time
 t0 = time.perf_counter()
-import wattsched.cli.main
+import wattsched.cli.root_app
 t1 = time.perf_counter()
 import numba, polars
 from wattsched import load_workload, simulate
@@ -128,7 +128,7 @@ def main() -> None:
         batch_rate = n / wall(batch, 1)[0]
         api = api_runs_per_s(folder, n)
         phase = phases(one)
-        imports = {m: import_ms(m) for m in ("typer", "wattsched", "wattsched.cli.main", "numba", "polars")}
+        imports = {m: import_ms(m) for m in ("typer", "wattsched", "wattsched.cli.root_app", "numba", "polars")}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result = {

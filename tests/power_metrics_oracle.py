@@ -1,5 +1,6 @@
 """The numpy power metrics as they were before issue 18 (full-length temporaries), kept verbatim as the test
-oracle of the compiled passes (``wattsched.power.metric_pass``): every metric must come out with the same bits."""
+oracle of the compiled passes (``wattsched.power.cap_metrics_compiled``): every metric must come out with the same
+bits."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.metrics.jobs import TIME_COLUMNS, check_schedule
-from wattsched.power.metrics import (
+from wattsched.power.cap_metrics import (
     max_turnaround_increase,
     share_started_in_window,
     turnaround_increase,

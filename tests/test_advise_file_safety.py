@@ -23,8 +23,8 @@ from wattsched.advise.loop import Advisor, write_standby_status
 from wattsched.advise.replay import replay
 from wattsched.advise.shadow_report import shadow_report, write_shadow_report
 from wattsched.advise.store import AdvisorStore, StoreError
+from wattsched.core.output_folders import clean_temporaries_of, is_temporary
 from wattsched.core.safe_files import UnsafeFileError, append_line
-from wattsched.core.stopping import clean_temporaries_of, is_temporary
 from wattsched.core.store import atomic_path, atomic_write
 from wattsched.report.advisor import write_replay_figure, write_shadow_figure
 

@@ -22,9 +22,10 @@ from wattsched.campaign.summary import (
     incomplete_group_count,
     paper_summary,
 )
+from wattsched.plots.steps import resample_step
 from wattsched.report.dashboard import write_dashboard
 from wattsched.report.figures import write_figures
-from wattsched.report.gantt import default_gantt_run, gantt_data, resample_step
+from wattsched.report.gantt import default_gantt_run, gantt_data
 from wattsched.report.metric_figures import METRICS
 
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}

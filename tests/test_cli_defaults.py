@@ -57,7 +57,7 @@ def test_a_power_aware_policy_without_a_power_setup_is_refused_not_run_as_easy(t
     args = ["simulate", "--workload", str(workload), "--policy", "easy-pc", "--machine-size", "980"]
     result = runner.invoke(app, [*args, "--output", str(tmp_path / "out")])
     assert result.exit_code == 2
-    assert "--policy easy-pc checks power: give --platform, --power-check and --cap" in result.output
+    assert "policy easy-pc checks power: give a power setup (--platform, --power-check and --cap" in result.output
     assert not (tmp_path / "out").exists()
 
 
@@ -87,7 +87,7 @@ def test_a_power_check_given_to_a_queue_policy_is_ignored_with_a_warning(tmp_pat
         app, [*args, "--policy", "easy", "--power-check", "gaussian99", "--output", str(tmp_path / "a")]
     )
     assert result.exit_code == 0, result.output
-    assert "warning: --power-check gaussian99 is ignored: easy does not check power" in result.output
+    assert "warning: the power check gaussian99 (--power-check) is ignored: easy does not check power" in result.output
     quiet = runner.invoke(
         app, [*args, "--policy", "easy-pc", "--power-check", "gaussian99", "--output", str(tmp_path / "b")]
     )

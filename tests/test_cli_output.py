@@ -11,8 +11,8 @@ import typer
 from typer.testing import CliRunner
 
 from wattsched.cli import app
+from wattsched.cli.command_group import WattschedGroup
 from wattsched.cli.common import console, err, output, set_output_mode
-from wattsched.cli.root import WattschedGroup
 
 runner = CliRunner()
 

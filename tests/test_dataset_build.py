@@ -9,7 +9,8 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.dataset.build import build_dataset, node_lists
+from wattsched.dataset.build import build_dataset
+from wattsched.dataset.inputs import parse_node_texts
 
 T0 = 1_600_000_000.0
 
@@ -25,8 +26,10 @@ def _telemetry(nodes, t1, skip=()):
 
 
 def test_node_lists_from_strings() -> None:
-    jobs = pl.DataFrame({"nodes": ["['r1n1', 'r1n2']", "r2n1", "", None, "r3n[01-02],r4n1"]})
-    assert node_lists(jobs)["nodes"].to_list() == [["r1n1", "r1n2"], ["r2n1"], [], None, ["r3n01", "r3n02", "r4n1"]]
+    texts = pl.Series("nodes", ["['r1n1', 'r1n2']", "r2n1", "", None, "r3n[01-02],r4n1"])
+    lists, reasons = parse_node_texts(texts)
+    assert lists == [["r1n1", "r1n2"], ["r2n1"], [], None, ["r3n01", "r3n02", "r4n1"]]
+    assert reasons == [None] * 5
 
 
 def test_bad_input_rows_are_rejected_with_their_reason_not_the_build() -> None:

@@ -10,7 +10,7 @@ from wattsched.core.numba_cache import numba_sources, sources_key
 def test_the_numba_cache_key_covers_every_jitted_module_of_the_package() -> None:
     package = Path(wattsched.__file__).resolve().parent
     hashed = {path.relative_to(package).as_posix() for path in numba_sources(package)}
-    assert {"engine/kernel.py", "policies/queue_policies.py", "power/timeline.py"} <= hashed
+    assert {"engine/kernel.py", "policies/queue_policies.py", "power/actual_power.py"} <= hashed
 
 
 def test_the_key_is_remembered_by_stamps_and_follows_every_edit(tmp_path: Path) -> None:

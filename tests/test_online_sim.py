@@ -103,7 +103,7 @@ def test_in_simulation_history_equals_the_trace_protocol_on_the_simulated_comple
     """The history predictor fed by the simulator predicts exactly what the trace protocol predicts when the
     trace's completion times are the simulated ones: the same online semantics in both drivers."""
     jobs = generate_m100like(2000, seed=seed).jobs
-    cap = PowerCapSchedule.window(0.5, M100, window_end=10_800.0)
+    cap = PowerCapSchedule.window(0.5, M100, window_end=10_800.0, post_window_cap="dynamic_range")
     res = simulate(
         jobs,
         "easy-pc",

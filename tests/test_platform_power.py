@@ -96,12 +96,14 @@ def test_yaml_platform(tmp_path) -> None:
 # --------------------------------------------------------------------------------------------- caps
 @pytest.mark.parametrize(("alpha", "watts"), [(0.4, 287_952.0), (0.5, 359_940.0), (0.6, 431_928.0), (0.7, 503_916.0)])
 def test_window_caps_of_the_paper(alpha: float, watts: float) -> None:
-    cap = PowerCapSchedule.window(alpha, M100)
+    cap = PowerCapSchedule.window(alpha, M100, post_window_cap="dynamic_range")
     assert cap.times == (0.0, 10_800.0)
     assert cap.cap_at(0.0) == pytest.approx(watts, abs=1e-6)
     assert cap.cap_at(10_799.999) == pytest.approx(watts, abs=1e-6)
-    assert cap.cap_at(10_800.0) == 719_880.0  # [AMBIG-0.6]: the dynamic range after the window
+    assert cap.cap_at(10_800.0) == 719_880.0  # [AMBIG-0.6]: the artifact's dynamic range after the window
     assert cap.change_times() == (10_800.0,)
+    # the default, as on the command line and in campaigns: no cap after the window
+    assert PowerCapSchedule.window(alpha, M100).cap_at(10_800.0) is None
 
 
 def test_readme_example_cap() -> None:
@@ -110,9 +112,12 @@ def test_readme_example_cap() -> None:
 
 def test_window_post_cap_options() -> None:
     assert PowerCapSchedule.window(0.5, M100, post_window_cap=None).cap_at(1e9) is None
+    assert PowerCapSchedule.window(0.5, M100, post_window_cap="None").cap_at(1e9) is None
     assert PowerCapSchedule.window(0.5, M100, post_window_cap=500_000.0).cap_at(1e9) == 500_000.0
     assert PowerCapSchedule.window(0.5, M100, post_window_cap="0.6").cap_at(1e9) == pytest.approx(431_928.0)
-    assert PowerCapSchedule.window("350000W", M100, window_end=100).caps == (350_000.0, 719_880.0)
+    assert PowerCapSchedule.window("350000W", M100, window_end=100).caps == (350_000.0, None)
+    capped = PowerCapSchedule.window("350000W", M100, window_end=100, post_window_cap="dynamic_range")
+    assert capped.caps == (350_000.0, 719_880.0)
     assert PowerCapSchedule.window(350_000.0, M100).cap_at(0) == 350_000.0  # a number > 1 is watts
     with pytest.raises(PowerConfigError, match="window_end"):
         PowerCapSchedule.window(0.5, M100, window_end=0)
@@ -120,7 +125,7 @@ def test_window_post_cap_options() -> None:
 
 def test_total_basis_converts_to_a_dynamic_cap() -> None:
     # [AMBIG-0.2] α·955,080 on total power = α·955,080 − 235,200 on dynamic power.
-    cap = PowerCapSchedule.window(0.5, M100, cap_basis="total")
+    cap = PowerCapSchedule.window(0.5, M100, post_window_cap="dynamic_range", cap_basis="total")
     assert cap.cap_at(0) == 0.5 * 955_080 - 235_200
     assert cap.cap_at(20_000) == 719_880.0
     assert parse_cap("400000W", M100, cap_basis="total") == 400_000 - 235_200

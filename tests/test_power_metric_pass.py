@@ -1,4 +1,4 @@
-"""The compiled power-metric passes (power/metric_pass.py) against the numpy formulation they replaced
+"""The compiled power-metric passes (power/cap_metrics_compiled.py) against the numpy formulation they replaced
 (tests/power_metrics_oracle.py): every metric must have the same bits, on random step functions (window bounds
 inside pieces, on steps, at the first row, past the last; empty windows; capped, uncapped and mixed caps) and
 on a power run over a prefix of the real RICC trace."""
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 import power_metrics_oracle as oracle
 from conftest import require_data
 from wattsched.engine.simulate import simulate
-from wattsched.power.metric_pass import window_rows
-from wattsched.power.metrics import cap_metrics, policy_cap_metrics, power_summary
+from wattsched.power.actual_power import energy, power_steps, power_timeline
+from wattsched.power.cap_metrics import cap_metrics, policy_cap_metrics, power_summary
+from wattsched.power.cap_metrics_compiled import window_rows
 from wattsched.power.platform import Platform, PowerCapSchedule
-from wattsched.power.timeline import energy, power_steps, power_timeline
 from wattsched.workload.swf.reader import read_swf
 
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.power.metrics import (
+from wattsched.power.actual_power import energy, power_timeline
+from wattsched.power.cap_metrics import (
     cap_metrics,
     max_turnaround_increase,
     policy_cap_metrics,
@@ -20,7 +21,6 @@ from wattsched.power.metrics import (
     turnaround_increase,
 )
 from wattsched.power.platform import Platform, PowerCapSchedule
-from wattsched.power.timeline import energy, power_timeline
 
 TOY = Platform(name="toy", nodes=4, idle_watts=10.0, max_node_watts=1000.0)
 PROFILE = pl.List(pl.Float32)

@@ -107,8 +107,8 @@ def test_power_cli_end_to_end(tmp_path) -> None:
     ("args", "message"),
     [
         (["--power-check", "mean"], "--platform"),
-        (["--platform", "marconi100", "--power-check", "mean"], "needs --cap"),
-        (["--platform", "marconi100", "--window", "100"], "--window needs --cap"),
+        (["--platform", "marconi100", "--power-check", "mean"], "needs a cap (--cap or --cap-file)"),
+        (["--platform", "marconi100", "--window", "100"], "power window (--window) needs a cap (--cap)"),
         (["--platform", "marconi100", "--power-check", "mean", "--cap", "12"], "add 'W' for watts"),
     ],
 )
@@ -147,7 +147,7 @@ def test_actual_power_never_exceeds_the_cap_with_real_max_estimates(loaded_windo
     per-node samples), so with max estimates Σ dynamic ≤ Σ M ≤ cap at every instant the cap is in force (the
     cap only rises here: 0.5 for 3 h, then the dynamic range)."""
     plat = load_platform("marconi100")
-    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW)
+    cap = PowerCapSchedule.window(0.5, plat, window_end=WINDOW, post_window_cap="dynamic_range")
     run = run_policy(
         loaded_window, policy, power=PowerSetup(plat, PowerCheck.named(check), "real", cap, WINDOW), baseline=False
     )

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.power import timeline as powertrace
+from wattsched.power import actual_power as powertrace
+from wattsched.power.actual_power import energy, power_timeline
 from wattsched.power.platform import Platform, PowerCapSchedule
-from wattsched.power.timeline import energy, power_timeline
 
 TOY = Platform(name="toy", nodes=4, idle_watts=10.0, max_node_watts=1000.0)
 PROFILE = pl.List(pl.Float32)

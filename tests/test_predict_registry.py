@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import wattsched
-from wattsched.cli.main import app
+from wattsched.cli.root_app import app
 from wattsched.core.predictor import OnlinePredictor
 from wattsched.predict.online import completion_times, predict_online
 from wattsched.predict.power_ml import METHODS, ML_MODELS

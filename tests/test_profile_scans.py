@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from wattsched.core.array_shift import shift_up
+from wattsched.core.intrinsics import shift_up
 from wattsched.policies.conservative import _earlier_fit
 from wattsched.policies.profile import (
     CHUNK,

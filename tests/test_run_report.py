@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from wattsched.cli import app
 from wattsched.metrics.allocation import allocate_nodes
-from wattsched.report.run_report import node_rectangles, read_run, write_run_report
+from wattsched.plots.run import node_rectangles
+from wattsched.report.run_report import read_run, write_run_report
 
 runner = CliRunner()
 

@@ -28,14 +28,8 @@ from typer.testing import CliRunner
 from conftest import require_data
 from wattsched.cli import app
 from wattsched.core.executors import map_tasks
-from wattsched.core.stopping import (
-    COMPILED_STOP_MESSAGE,
-    FolderBusyError,
-    FolderLock,
-    interruptions,
-    is_temporary,
-    sigterm_as_interrupt,
-)
+from wattsched.core.output_folders import FolderBusyError, FolderLock, is_temporary
+from wattsched.core.stopping import COMPILED_STOP_MESSAGE, interruptions, sigterm_as_interrupt
 from wattsched.core.store import done_ids
 from wattsched.dataset.build import lock_output, rejects_path, write_outputs
 

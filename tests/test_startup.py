@@ -35,7 +35,10 @@ def clean_env() -> dict[str, str]:
 
 
 def test_the_command_line_loads_no_heavy_library_to_print_its_help() -> None:
-    code = f"import sys, wattsched.cli.main\nprint(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+    code = (
+        "import sys, wattsched.cli.root_app\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), check=True)
     assert out.stdout.strip() == "[]"
 
@@ -93,7 +96,7 @@ def test_the_console_script_runs_atexit_and_waits_for_live_threads(tmp_path: Pat
     marker, threaded = tmp_path / "atexit", tmp_path / "thread"
     code = (
         "import atexit, pathlib, threading, time\n"
-        "from wattsched.cli.entry import leave\n"
+        "from wattsched.cli.console_script import leave\n"
         f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('ran'))\n"
         f"t = threading.Thread(target=lambda: (time.sleep(0.3), pathlib.Path({str(threaded)!r}).write_text('done')))\n"
         "t.start()\n"

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from conftest import REPO_ROOT
 from slurm_fixtures import IDLE_WATTS, SESSION_LICENSE, SlurmCluster, own_testbed
-from wattsched.cli.main import app
+from wattsched.cli.root_app import app
 from wattsched.testbed import config as tb
 from wattsched.testbed import procs
 from wattsched.testbed.power import DEFAULT_TEST_POWER, job_test_power, node_watts, running_jobs

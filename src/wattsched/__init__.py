@@ -10,10 +10,12 @@ Simulation
     :func:`simulate` runs a policy (a registered name or your own :class:`Policy`, which sees a read-only
     :class:`View`; :class:`PolicyBase` gives its optional members their defaults) on the compiled event loop and
     returns a :class:`SimulationResult`; :class:`SimulationError` reports an invalid workload or decision.
-Runs (what ``wattsched simulate`` does)
-    :func:`run_policy` reads, simulates, adds the job and system metrics and, with a :class:`PowerSetup`, the power
-    timeline and metrics, into a :class:`RunOutput`; :func:`write_run` writes it; :func:`workload_window` cuts
-    one window of a trace.
+Runs (what ``wattsched simulate`` does, with its option names and defaults; docs/api.md)
+    :func:`run_policy` reads, simulates, adds the job and system metrics and, with a :class:`PowerSetup` (built by
+    :func:`power_setup` from ``simulate``'s power options), the power timeline and metrics, into a
+    :class:`RunOutput` (``run.metrics`` / ``run.power_metrics``: :class:`Metrics` as attributes; ``run.plot()``);
+    :func:`write_run` writes it; :func:`workload_window` cuts one window of a trace;
+    :class:`IgnoredOptionWarning`: an option that has no effect on the run.
 Power
     :class:`Platform` (node idle/max power) and :func:`load_platform` (a preset name or a TOML file);
     :class:`PowerCapSchedule` (a constant or time-varying cap); :class:`PowerSetup` (platform, power check, estimate
@@ -66,6 +68,9 @@ _EXPORTS: dict[str, str] = {
     "write_run": "wattsched.api",
     "workload_window": "wattsched.api",
     "RunOutput": "wattsched.api",
+    "Metrics": "wattsched.api",
+    "power_setup": "wattsched.api",
+    "IgnoredOptionWarning": "wattsched.api",
     "Platform": "wattsched.power.platform",
     "PowerCapSchedule": "wattsched.power.platform",
     "load_platform": "wattsched.power.platform",
@@ -105,8 +110,10 @@ __all__ = [
     "GlobalMeanPowerPredictor",
     "HistoryConfig",
     "HistoryPowerPredictor",
+    "IgnoredOptionWarning",
     "LastTwoPredictor",
     "MLPowerConfig",
+    "Metrics",
     "OnlinePredictor",
     "OraclePredictor",
     "Platform",
@@ -133,6 +140,7 @@ __all__ = [
     "make_power_predictor",
     "make_runtime_predictor",
     "parse_experiment",
+    "power_setup",
     "register_check",
     "run_experiment",
     "run_policy",
@@ -145,7 +153,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
-    from wattsched.api import RunOutput, run_policy, workload_window, write_run
+    from wattsched.api import (
+        IgnoredOptionWarning,
+        Metrics,
+        RunOutput,
+        power_setup,
+        run_policy,
+        workload_window,
+        write_run,
+    )
     from wattsched.campaign.kinds import load_experiment, parse_experiment
     from wattsched.campaign.runner import CampaignRun, load_results, run_experiment
     from wattsched.core.experiment import Experiment

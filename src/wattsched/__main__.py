@@ -1,5 +1,5 @@
 """``python -m wattsched``: the same command line as ``wattsched``."""
 
-from wattsched.cli.entry import main
+from wattsched.cli.console_script import main
 
 main(prog_name="wattsched")

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from wattsched.api import run_policy
+from wattsched.api import power_setup, run_policy
 from wattsched.campaign.spec import (
     LEGACY_POST_WINDOW_CAP,
     CampaignSpec,
@@ -36,15 +36,22 @@ from wattsched.campaign.summary import campaign_summary, cost_summary, paper_sum
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.schema import ReadResult
-from wattsched.core.store import CampaignError, atomic_parquet, atomic_write, run_id, write_result
+from wattsched.core.store import (
+    PREDICTIONS,
+    CampaignError,
+    CampaignLayout,
+    atomic_parquet,
+    atomic_write,
+    run_id,
+    write_result,
+)
 from wattsched.policies.powercheck import PowerCheck
-from wattsched.power.platform import PowerCapSchedule, load_platform
+from wattsched.power.platform import load_platform
 from wattsched.power.run import PowerSetup
 from wattsched.predict.power_history import HistoryConfig
 from wattsched.predict.run import run_power_prediction
 from wattsched.workload.load import load_workload
 
-PREDICTIONS = "predictions"
 #: The aggregations ``report`` accepts (paper 000 averages over (workload window, cap) groups).
 AGGREGATES = ("mean", "median")
 
@@ -91,11 +98,32 @@ def prepare_workload(
             for c in ("job_id", "user_id", "submit_time", "runtime", "size", "power_mean", "power_max", "power_std")
             if c in pred.jobs.columns
         ]
-        (out / PREDICTIONS).mkdir(parents=True, exist_ok=True)
-        atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), out / PREDICTIONS / f"{name}.parquet")
-        atomic_write(out / PREDICTIONS / f"{name}.json", json.dumps(pred.report, indent=2, default=str))
+        layout = CampaignLayout(out)
+        layout.make((PREDICTIONS,))
+        atomic_parquet(pred.jobs.select(*keep, *pred.predictions.columns), layout.prediction(name))
+        atomic_write(layout.prediction(name, "json"), json.dumps(pred.report, indent=2, default=str))
         read = ReadResult(pred.jobs, read.rejects, read.provenance)
     return store_windows(read, wl, seed, name, out, log)
+
+
+def run_power_setup(run: Run) -> PowerSetup:
+    """The power setup of one run of a manifest: what :func:`execute_power_run` simulates and the campaign's
+    Gantt chart re-simulates. A baseline measures the power of uncapped EASY over the run's window; a capped
+    run is what ``wattsched simulate`` builds from the same options (:func:`wattsched.api.power_setup`)."""
+    if run["kind"] == "baseline":
+        return PowerSetup(load_platform(run["platform"]), PowerCheck.named("none"), "real", None, run["power_window"])
+    setup = power_setup(
+        run["platform"],
+        run["check"],
+        source=run["source"],
+        cap=run["cap"],
+        window=run["power_window"],
+        post_window_cap=run.get("post_window_cap", LEGACY_POST_WINDOW_CAP),
+        reservation=run["reservation"],
+    )
+    if setup is None:  # a capped run always names its platform and cap: a manifest written by hand may not
+        raise CampaignError(f"run {run.get('id', '?')}: a capped run without platform, check or cap")
+    return setup
 
 
 def execute_power_run(run: Run, out_dir: str) -> dict[str, Any]:
@@ -103,16 +131,7 @@ def execute_power_run(run: Run, out_dir: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     out = Path(out_dir)
     read = load_workload(window_path(out, run["workload"]))
-    plat = load_platform(run["platform"])
-    if run["kind"] == "baseline":
-        setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, run["power_window"])
-        result = run_policy(read, run["policy"], power=setup, baseline=False)
-    else:
-        post = run.get("post_window_cap", LEGACY_POST_WINDOW_CAP)
-        cap = PowerCapSchedule.window(run["cap"], plat, window_end=run["power_window"], post_window_cap=post)
-        check = PowerCheck.named(run["check"], reservation=run["reservation"])
-        setup = PowerSetup(plat, check, run["source"], cap, run["power_window"])
-        result = run_policy(read, run["policy"], power=setup, baseline=True)
+    result = run_policy(read, run["policy"], power=run_power_setup(run), baseline=run["kind"] != "baseline")
     m = result.summary["metrics"]
     row: dict[str, Any] = dict(run)
     if run["kind"] != "baseline":
@@ -157,8 +176,7 @@ class PowerExperiment(Experiment):
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
         """Prepare every workload variant (predictions, windows) and expand the grid over their windows."""
-        for sub in ("workloads", PREDICTIONS):
-            (out / sub).mkdir(parents=True, exist_ok=True)
+        CampaignLayout(out).make(CampaignLayout.SHARED)
         self._windows = {}
         for wl, seed, name in workload_variants(self.spec):
             t = time.perf_counter()

@@ -26,7 +26,8 @@ from pydantic import BaseModel
 from wattsched.campaign.kinds import experiment_for, open_experiment
 from wattsched.core.executors import check_executor, map_tasks
 from wattsched.core.experiment import Experiment, no_log
-from wattsched.core.stopping import FolderLock, clean_temporaries, interruptions, sigterm_as_interrupt
+from wattsched.core.output_folders import FolderLock, clean_temporaries
+from wattsched.core.stopping import interruptions, sigterm_as_interrupt
 from wattsched.core.store import (
     MANIFEST,
     CampaignError,

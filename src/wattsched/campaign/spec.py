@@ -48,6 +48,7 @@ from wattsched.core.store import run_id
 from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 from wattsched.policies.powercheck import PowerCheck
 from wattsched.policies.registry import POLICIES
+from wattsched.power.defaults import DEFAULT_POST_WINDOW_CAP
 from wattsched.power.run import POWER_SOURCES
 from wattsched.predict.registry import POWER_PREDICTORS
 from wattsched.workload.columns import parse_columns
@@ -92,8 +93,6 @@ class WindowsSpec(StrictModel):
 #: The cap after the power window in the first campaigns (the platform's dynamic range, the artifact's value):
 #: runs with it keep the ids they had before ``post_window_cap`` existed.
 LEGACY_POST_WINDOW_CAP = "dynamic_range"
-#: The default of ``[grid] post_window_cap``; see docs/decisions.md for the measurement that chose it.
-DEFAULT_POST_WINDOW_CAP: str | float = "none"
 _WATTS = re.compile(r"^\s*[0-9]+(\.[0-9]*)?\s*[Ww]\s*$")
 
 

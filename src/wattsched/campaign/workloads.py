@@ -12,13 +12,12 @@ from wattsched.campaign.spec import WorkloadSpec
 from wattsched.core.experiment import no_log
 from wattsched.core.rejects import record_unit, rejects_summary, write_rejects
 from wattsched.core.schema import ReadResult
-from wattsched.core.store import CampaignError, atomic_path
+from wattsched.core.store import WORKLOADS, CampaignError, CampaignLayout, atomic_path
 from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.workload.generate import generate_lublin, generate_m100like
 from wattsched.workload.load import load_workload
 from wattsched.workload.tableio import write_table
 
-WORKLOADS = "workloads"
 #: Window provenance header key: the records of the workload's source rejected on reading (a window stored as a
 #: job table keeps no rejects, so its runs would otherwise report 0).
 SOURCE_REJECTED = "source_rejected"
@@ -50,14 +49,15 @@ def store_windows(
     """Cut ``read`` into the windows of ``wl`` (the whole workload when it has none), store each under
     ``out/workloads/`` and return their ids (``<name>-wNN``, or ``name``). The rejects of the source are stored
     as ``out/workloads/<name>.rejects.parquet`` and logged by reason."""
-    (out / WORKLOADS).mkdir(parents=True, exist_ok=True)
+    layout = CampaignLayout(out)
+    layout.make((WORKLOADS,))
     if read.rejects.height:
-        kept = write_rejects(read.rejects, out / WORKLOADS / f"{name}.rejects.parquet")
+        kept = write_rejects(read.rejects, layout.workloads / f"{name}.rejects.parquet")
         log(f"workload {name}: {rejects_summary(read.rejects, record_unit(read.provenance.format))} (in {kept})")
     header = {**read.provenance.header, SOURCE_REJECTED: read.rejects.height}
     read = read._replace(provenance=dataclasses.replace(read.provenance, header=header))
     if wl.windows is None:
-        store_table(read, out / WORKLOADS / f"{name}.parquet")
+        store_table(read, layout.workload(name))
         return [name]
     w = wl.windows
     size = wl.machine_size or read.provenance.machine_size
@@ -66,14 +66,14 @@ def store_windows(
         cut_windows(read, WindowSpec(w.count, w.hours, w.seed + seed, w.prestate), machine_size=size)
     ):
         wid = f"{name}-w{k:02d}"
-        store_table(window, out / WORKLOADS / f"{wid}.parquet")
+        store_table(window, layout.workload(wid))
         ids.append(wid)
     return ids
 
 
 def window_path(out: Path, window: str) -> Path:
     """Where a run finds its workload window."""
-    return out / WORKLOADS / f"{window}.parquet"
+    return CampaignLayout(out).workload(window)
 
 
 def rejected_count(read: ReadResult, run_rejects: int) -> int:

@@ -1,5 +1,5 @@
 """``python -m wattsched.cli``: the same app as the ``wattsched`` command."""
 
-from wattsched.cli.entry import main
+from wattsched.cli.console_script import main
 
 main()

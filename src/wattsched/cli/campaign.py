@@ -13,7 +13,7 @@ from rich.table import Table
 
 from wattsched.cli.choices import Aggregate, Executor
 from wattsched.cli.common import console, emit_json, err, fail, print_table, progress_bar, warn
-from wattsched.cli.interrupt import exit_interrupted
+from wattsched.cli.stoppable import exit_interrupted
 from wattsched.core.errors import CampaignError, WorkloadError
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def run_with_progress(experiment: Experiment, output: Path, **options: Any) -> C
     warn_ignored_executor_options(options)
     # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
     from wattsched.campaign.runner import CampaignInterrupted, run_experiment
-    from wattsched.core.stopping import FolderBusyError
+    from wattsched.core.output_folders import FolderBusyError
 
     try:
         with progress_bar(f"[bold]{experiment.kind}[/] {escape(experiment.name)}", TextColumn("runs")) as bar:

@@ -11,7 +11,7 @@ from rich.progress import TextColumn
 
 from wattsched.cli.choices import Executor
 from wattsched.cli.common import console, emit_json, fail, progress_bar, renamed_option
-from wattsched.cli.interrupt import exit_interrupted
+from wattsched.cli.stoppable import exit_interrupted
 from wattsched.core.stopping import interruptions
 
 app = typer.Typer(

@@ -3,9 +3,8 @@ simulation on the p1/p2 machine, and the paper's evaluation grid."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 from rich.table import Table
@@ -59,21 +58,20 @@ def eamc_table(
 ) -> None:
     """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
-    from wattsched.studies.eamc.dvfs import DVFSConfigError, load_dvfs_platform
-    from wattsched.studies.eamc.energy_model import eamc_appdb
-    from wattsched.studies.eamc.epm import epm_table
+    from wattsched.api.eamc import eamc_table as table_of
+    from wattsched.api.eamc import write_table
+    from wattsched.studies.eamc.dvfs import DVFSConfigError
 
     if output is not None and not output.name.lower().endswith((".csv", ".parquet")):
         fail(f"--output must end in .csv or .parquet, got {output.name}")
     try:
-        platform = load_dvfs_platform(platform_name, data_dir)
-        frame = epm_table(
-            platform,
-            eamc_appdb(data_dir, platform),
+        frame = table_of(
+            data_dir,
             t_weight=t_weight,
             # StrEnum members: the strs the Literals name
             weight_placement=cast("EpmWeightPlacement", weight_placement),
             score=cast("ScoreForm", score),
+            platform=platform_name,
         )
     except (DVFSConfigError, ValueError) as exc:
         fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
@@ -113,11 +111,7 @@ def eamc_table(
     console.print(table)
     console.print("* = the app's best partition (rank 0). Time and energy are per node, from the apps' reference runs.")
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        if output.name.lower().endswith(".csv"):
-            frame.write_csv(output)
-        else:
-            frame.write_parquet(output)
+        write_table(frame, output)
         console.print(f"wrote {frame.height} rows to {output}")
 
 
@@ -162,30 +156,25 @@ def eamc_run(
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
     import polars as pl
 
-    from wattsched.studies.eamc.dvfs import DVFSConfigError, load_dvfs_platform
-    from wattsched.studies.eamc.energy_model import eamc_appdb
-    from wattsched.studies.eamc.experiment import run_eamc
-    from wattsched.studies.eamc.policies import EAMCOptions
-    from wattsched.studies.eamc.workloads import generate_eamc_workload
+    from wattsched.api.eamc import eamc_run as run_of
+    from wattsched.api.eamc import write_eamc_run
+    from wattsched.studies.eamc.dvfs import DVFSConfigError
 
     try:
-        platform = load_dvfs_platform(platform_name, data_dir)
-        if workload is None:
-            table = generate_eamc_workload(mix, jobs, seed=seed)
-        else:
-            table = pl.read_parquet(workload) if workload.suffix == ".parquet" else pl.read_csv(workload)
-        run = run_eamc(
-            table,
-            platform,
-            eamc_appdb(data_dir, platform),
+        run = run_of(
             policy,
-            EAMCOptions(t_weight=t_weight, threshold_mode=threshold_mode),
+            workload=workload,
+            mix=mix,
+            jobs=jobs,
+            seed=seed,
+            t_weight=t_weight,
+            threshold_mode=cast("Literal['relative', 'absolute']", threshold_mode),
+            data_dir=data_dir,
+            platform=platform_name,
         )
     except (DVFSConfigError, ValueError, FileNotFoundError, pl.exceptions.PolarsError) as exc:
         fail(str(exc))
-    output.mkdir(parents=True, exist_ok=True)
-    run.jobs.write_parquet(output / "jobs.parquet")
-    (output / "summary.json").write_text(json.dumps(run.metrics, indent=1))
+    write_eamc_run(run, output)
     m = run.metrics
     emit_json({"policy": policy, "output": str(output), "metrics": m})
     console.print(

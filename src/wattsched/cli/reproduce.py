@@ -15,7 +15,7 @@ from rich.text import Text
 
 from wattsched.cli.choices import complete_paper
 from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track, warn
-from wattsched.cli.interrupt import exit_interrupted
+from wattsched.cli.stoppable import exit_interrupted
 from wattsched.core.errors import WorkloadError
 from wattsched.core.stopping import interruptions
 
@@ -92,7 +92,7 @@ def reproduce(
             track_fn=track,
             options=options,
         )
-    except interruptions():  # Ctrl-C, or SIGTERM (the root app makes it one: wattsched.cli.interrupt)
+    except interruptions():  # Ctrl-C, or SIGTERM (the root app makes it one: wattsched.cli.stoppable)
         stop_workers()
         exit_interrupted(
             f"interrupted: paper {paper}'s reproduction stopped; nothing was reported "

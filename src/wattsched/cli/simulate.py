@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.markup import escape
@@ -44,12 +45,12 @@ from wattsched.cli.common import (
 from wattsched.cli.config import config_callback
 from wattsched.core.errors import WorkloadError
 from wattsched.policies.powercheck import check_help
+from wattsched.power.defaults import DEFAULT_POST_WINDOW_CAP
 from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
 from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:
     from wattsched.power.platform import CapBasis as PowerCapBasis
-    from wattsched.power.run import PowerSetup
 
 
 class RunFormat(StrEnum):
@@ -126,7 +127,7 @@ def simulate(
             help="Cap after the window: none (default: no power check after it), dynamic_range (the "
             "artifact's 719,880 W on M100), a fraction, or watts."
         ),
-    ] = "none",
+    ] = DEFAULT_POST_WINDOW_CAP,
     cap_file: Annotated[Path | None, typer.Option(help="Time-varying cap file (time_offset_s;power_cap_W).")] = None,
     reservation: Annotated[
         Reservation, typer.Option(case_sensitive=False, help="What EASY's reservation under power reserves.")
@@ -197,24 +198,27 @@ def simulate(
     Several ``--workload`` options run the same policy and options on each, in one process (no start-up per
     run): DIR/<workload name>/ each, a progress bar over the workloads and one summary row per workload."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
-    from wattsched.api import run_policy, workload_window, write_run
+    from wattsched.api import (
+        IgnoredOptionWarning,
+        machine_size_of,
+        policy_power_notes,
+        power_setup,
+        run_policy,
+        workload_window,
+        write_run,
+    )
     from wattsched.engine.simulate import SimulationError
     from wattsched.policies.loader import resolve_policy
-    from wattsched.policies.registry import CORE_POLICIES, POLICIES
     from wattsched.workload.load import load_workload
 
     batch = len(workload) > 1
 
     def run_one(path: Path, out: Path) -> tuple[Any, dict[str, Path]]:
         """Read, simulate and write one workload (the whole single-workload command, less its printing)."""
-        size = machine_size
-        read = load_workload(path, machine_size=size, strict=strict, timezone=timezone, columns=columns)
+        read = load_workload(path, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
-        if size is None and not read.provenance.machine_size and platform is not None:
-            # a default from what is known: the platform's node count when the workload declares no size
-            from wattsched.power.platform import load_platform  # deferred with the rest of the toolkit
-
-            size = load_platform(platform).nodes
+        size, size_from = machine_size_of(read.provenance, machine_size, power)
+        if size_from == "platform":
             err.print(f"machine size: {size:,} nodes, from platform {platform}", markup=False, highlight=False)
         if window_start is not None:
             read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=size)
@@ -222,20 +226,22 @@ def simulate(
             run_policy,
             read,
             chosen,
-            machine_size=size,
-            window=parse_window(metrics_window),
+            machine_size=machine_size,  # resolved again there, the same way: the summary says from where
+            metrics_window=parse_window(metrics_window),
             power=power,
             baseline=baseline,
             online_power=online_power,
             online_runtime=online_runtime,
             runtime_estimate=runtime_estimate,
         )
-        if read.jobs.height > PROGRESS_THRESHOLD and not batch:
-            with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
-                task = bar.add_task("sim", total=read.jobs.height)
-                run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
-        else:
-            run = simulate_it()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IgnoredOptionWarning)  # printed once, before the runs
+            if read.jobs.height > PROGRESS_THRESHOLD and not batch:
+                with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
+                    task = bar.add_task("sim", total=read.jobs.height)
+                    run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
+            else:
+                run = simulate_it()
         paths = write_run(run, out, fmt.value)
         if html:
             from wattsched.report.run_report import write_run_report  # deferred: matplotlib
@@ -247,31 +253,22 @@ def simulate(
         chosen: Any = resolve_policy(policy)
         if window_start is None and (prestate != "requeue" or window_hours != 24.0):
             raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
-        power = _power_setup(
+        power = power_setup(
             platform,
             power_check,
-            power_source,
-            cap,
-            window,
-            post_window_cap,
-            cap_file,
-            reservation,
-            knapsack,
-            cast("PowerCapBasis", cap_basis),  # a StrEnum member: the str the Literal names
-            subtract_idle,
-            sigma_scaling,
+            source=power_source,
+            cap=cap,
+            window=window,
+            post_window_cap=post_window_cap,
+            cap_file=cap_file,
+            reservation=reservation,
+            knapsack=knapsack,
+            cap_basis=cast("PowerCapBasis", cap_basis),  # a StrEnum member: the str the Literal names
+            subtract_idle=subtract_idle,
+            sigma_scaling=sigma_scaling,
         )
-        if online_power is not None and power is None:
-            fail("--online-power needs --platform, --power-check and --cap (or --cap-file)")
-        if power is None and policy in POLICIES and policy not in CORE_POLICIES:
-            # without a power setup a power-aware policy would silently run as its queue policy
-            fail(f"--policy {policy} checks power: give --platform, --power-check and --cap (or --cap-file)")
-        if power is not None and policy in CORE_POLICIES and (power_check or "none").lower() != "none":
-            # a queue policy never asks the check: say so rather than let the run look power-aware
-            warn(
-                f"--power-check {power_check} is ignored: {policy} does not check power (the power and the cap are "
-                "still measured); use a power-aware policy such as easy-pc"
-            )
+        for note in policy_power_notes(policy, power, online_power):
+            warn(note)
         if not batch:
             run, paths = run_one(workload[0], output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
@@ -355,61 +352,6 @@ def _simulate_batch(
     console.print(f"wrote {len(rows)} runs under {output}")
     if failed:
         fail(f"{len(failed)} of {len(workloads)} workloads failed (listed above); the others are written")
-
-
-def _power_setup(
-    platform: str | None,
-    power_check: str | None,
-    power_source: str,
-    cap: str | None,
-    window: float | None,
-    post_window_cap: str,
-    cap_file: Path | None,
-    reservation: str,
-    knapsack: str,
-    cap_basis: Literal["dynamic", "total"],
-    subtract_idle: bool,
-    sigma_scaling: str,
-) -> PowerSetup | None:
-    """The PowerSetup the options describe, or None for a power-free run; clear errors for half-given options
-    (the values themselves are checked where they are used: the platform file, the cap, the PowerSetup)."""
-    wants_power = any(x is not None for x in (platform, power_check, cap, window, cap_file))
-    if not wants_power:
-        return None
-    # deferred: the power model loads pydantic and SciPy; `wattsched --help` and power-free runs should not
-    from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
-    from wattsched.power.run import PowerSetup, sigma_scaling_of
-
-    if platform is None:
-        raise ValueError("power options need --platform (e.g. --platform marconi100)")
-    plat = load_platform(platform)
-    check = PowerCheck.named(power_check or "none", reservation=reservation, knapsack=knapsack)
-    if cap is not None and cap_file is not None:
-        raise ValueError("give either --cap or --cap-file, not both")
-    schedule = None
-    if cap_file is not None:
-        schedule = load_cap_file(cap_file, platform=plat, cap_basis=cap_basis)
-    elif cap is not None:
-        parse_cap(cap, plat, cap_basis=cap_basis)  # a clear error for a malformed cap before anything runs
-        if window is not None:
-            post = None if post_window_cap.lower() == "none" else post_window_cap
-            schedule = PowerCapSchedule.window(cap, plat, window_end=window, post_window_cap=post, cap_basis=cap_basis)
-        else:
-            schedule = PowerCapSchedule.constant(cap, plat, cap_basis=cap_basis)
-    elif window is not None:
-        raise ValueError("--window needs --cap")
-    if check.active and schedule is None:
-        raise ValueError(f"--power-check {check.name} needs --cap or --cap-file")
-    return PowerSetup(
-        plat,
-        check,
-        power_source,
-        schedule,
-        window,
-        subtract_idle=subtract_idle,
-        sigma_scaling=sigma_scaling_of(sigma_scaling),
-    )
 
 
 def _print_summary(summary: dict[str, Any], title: str) -> None:

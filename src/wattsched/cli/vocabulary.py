@@ -195,7 +195,7 @@ def write_page(page: str = "docs/cli.md") -> None:
 
     import typer
 
-    from wattsched.cli.main import app
+    from wattsched.cli.root_app import app
 
     path = Path(page)
     text = path.read_text()

@@ -23,16 +23,65 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import polars as pl
 
 from wattsched.core.errors import CampaignError as CampaignError  # defined there, named here too
-from wattsched.core.stopping import is_temporary
+from wattsched.core.output_folders import is_temporary
 
 MANIFEST = "manifest.json"
 RESULTS = "results"
+WORKLOADS = "workloads"
+PREDICTIONS = "predictions"
+
+
+@dataclass(frozen=True)
+class CampaignLayout:
+    """The folders of a campaign directory, named once: ``results/`` (one ``<id>.json`` done marker per run and
+    the run's tables ``<id>.<table>.parquet``), ``workloads/`` (the prepared workloads and windows) and
+    ``predictions/`` (a power campaign's predictions, made once per workload)."""
+
+    root: Path
+
+    #: The folders a power campaign prepares (``SHARED``: those that campaigns over the same workloads share).
+    FOLDERS = (WORKLOADS, PREDICTIONS, RESULTS)
+    SHARED = (WORKLOADS, PREDICTIONS)
+
+    @property
+    def results(self) -> Path:
+        return self.root / RESULTS
+
+    @property
+    def workloads(self) -> Path:
+        return self.root / WORKLOADS
+
+    @property
+    def predictions(self) -> Path:
+        return self.root / PREDICTIONS
+
+    def result(self, rid: str) -> Path:
+        """The file whose existence marks run ``rid`` done."""
+        return self.results / f"{rid}.json"
+
+    def run_table(self, rid: str, table: str) -> Path:
+        """A table a run writes beside its result (``jobs``, ``decisions``, ``timeline``...)."""
+        return self.results / f"{rid}.{table}.parquet"
+
+    def workload(self, name: str) -> Path:
+        """A prepared workload or window."""
+        return self.workloads / f"{name}.parquet"
+
+    def prediction(self, name: str, suffix: str = "parquet") -> Path:
+        """A workload's predictions (``parquet``) or their report (``json``)."""
+        return self.predictions / f"{name}.{suffix}"
+
+    def make(self, folders: tuple[str, ...] = FOLDERS) -> None:
+        """Create the given folders (all three by default)."""
+        for sub in folders:
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
 
 
 def run_id(params: dict[str, Any]) -> str:
@@ -64,7 +113,7 @@ def _file_mode() -> int:
 def _temporary(path: Path, keep_suffix: bool) -> tuple[int, Path]:
     """A new temporary file beside ``path`` and its open descriptor: ``.NAME.RANDOM.PID.tmp`` (``.STEM.RANDOM.PID
     .tmp.SUFFIX`` with ``keep_suffix``). The pid lets the lock holder tell a killed writer's leftovers
-    (:func:`wattsched.core.stopping.clean_temporaries`); the random part makes the name impossible to plant."""
+    (:func:`wattsched.core.output_folders.clean_temporaries`); the random part makes the name impossible to plant."""
     stem, tail = (path.stem, path.suffix) if keep_suffix else (path.name, "")
     fd, name = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".{os.getpid()}.tmp{tail}", dir=path.parent)
     return fd, Path(name)
@@ -140,7 +189,7 @@ def atomic_parquet(frame: pl.DataFrame, path: Path) -> None:
 
 def result_path(out: Path, rid: str) -> Path:
     """The file whose existence marks run ``rid`` done."""
-    return out / RESULTS / f"{rid}.json"
+    return CampaignLayout(out).result(rid)
 
 
 def write_result(out: Path, row: dict[str, Any]) -> None:

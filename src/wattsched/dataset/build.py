@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from wattsched.core.stopping import FolderLock, clean_temporaries_of
+from wattsched.core.output_folders import FolderLock, clean_temporaries_of
 from wattsched.core.store import atomic_path
 from wattsched.dataset.exclusive import SHARED, UNVERIFIABLE, classify_exclusive
 from wattsched.dataset.extract import ExtractionStats, extract_series
-from wattsched.dataset.inputs import check_jobs, parse_nodes
+from wattsched.dataset.inputs import check_jobs
 from wattsched.dataset.telemetry import TelemetrySource
 from wattsched.dataset.tres import unpack_tres
 
@@ -29,18 +29,6 @@ REJECT_SCHEMA: dict[ColumnNameOrSelector | PolarsDataType, PolarsDataType] = {
     "stage": pl.Utf8,
     "reason": pl.Utf8,
 }
-
-
-def node_lists(jobs: pl.DataFrame, column: str = "nodes") -> pl.DataFrame:
-    """The node column as a list of names: a list already, a list written as text (``"['r1n1', 'r1n2']"``), or a
-    Slurm hostlist expression (``r1n[01-04],r2n01``, see :func:`~wattsched.dataset.hostlist.expand_hostlist`)."""
-    dtype = jobs.schema[column]
-    if isinstance(dtype, pl.List):
-        return jobs.with_columns(pl.col(column).cast(pl.List(pl.Utf8)))
-    texts = jobs[column].cast(pl.Utf8)
-    mapping = {t: parse_nodes(t) for t in texts.drop_nulls().unique().to_list()}
-    parsed = [None if t is None else mapping[t] for t in texts.to_list()]
-    return jobs.with_columns(pl.Series(column, parsed, dtype=pl.List(pl.Utf8)))
 
 
 def epoch_seconds(frame: pl.DataFrame, columns: tuple[str, ...] = ("start_time", "end_time")) -> pl.DataFrame:

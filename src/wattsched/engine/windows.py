@@ -12,7 +12,7 @@ is not empty; ``prestate`` says what the window does with the jobs queued or run
   keeps that order in the engine's queue (:func:`~wattsched.core.schema.sort_queue_order`).
 - ``"prestart"``: the running jobs start at t = 0 without a policy decision (``prestarted``), with their
   remaining runtime, walltime and profile; the queued ones are resubmitted at 0 in job-id order. Their power
-  bypasses every check, so the power metrics report it apart (``prestate_*`` in ``power/metrics.py``).
+  bypasses every check, so the power metrics report it apart (``prestate_*`` in ``power/cap_metrics.py``).
 - ``"drop"``: no pre-state; the machine starts empty.
 
 The rest of a profile starts from the sample in force at T, held from t = 0 for a full period (the profile's

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from wattsched.core.array_shift import shift_up
+from wattsched.core.intrinsics import shift_up
 from wattsched.policies.sorted_pairs import lower_bound, lower_bound_in
 
 
@@ -172,7 +172,7 @@ def lower_bound_near(pt, pn, hint, t):
 @njit(cache=True, inline="always")
 def insert_at(pt, pa, pn, lo, t):
     """Breakpoint t at index lo, the first with pt >= t: inserted (carrying the split segment's units) unless
-    there, the tail shifted by memmove (9x faster than an element loop: core/array_shift.py); returns the new
+    there, the tail shifted by memmove (9x faster than an element loop: core/intrinsics.py); returns the new
     count."""
     if lo < pn and pt[lo] == t:
         return pn

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wattsched.core.platform_file import PlatformFileError, preset_names, read_platform_file, validate_platform
 from wattsched.core.schema import MAX_JOB_SIZE
+from wattsched.power.defaults import DEFAULT_POST_WINDOW_CAP, no_post_window_cap
 
 CapBasis = Literal["dynamic", "total"]
 #: How a job's σ grows with its nodes ([AMBIG-0.3]): ``nodes`` (correlated nodes, default) or ``sqrt``.
@@ -229,21 +230,23 @@ class PowerCapSchedule:
         alpha_or_watts: float | str,
         platform: Platform,
         window_end: float = 10_800.0,
-        post_window_cap: float | str | None = "dynamic_range",
+        post_window_cap: float | str | None = DEFAULT_POST_WINDOW_CAP,
         *,
         cap_basis: CapBasis = "dynamic",
     ) -> PowerCapSchedule:
         """P0's power window (docs/semantics.md §3.7): the cap on ``[0, window_end)``, then ``post_window_cap``.
 
-        [AMBIG-0.6] The default after the window is the platform's dynamic range (easypower's
+        [AMBIG-0.6] The default after the window, ``"none"`` (or None), lifts every power check after it, as the
+        command line and campaigns do; ``"dynamic_range"`` is the artifact's value (easypower's
         ``normal_dynamic_watts``; 719,880 W on M100): still a cap, which binds pessimistic estimators.
-        ``None`` lifts every power check after the window.
         """
         if not (math.isfinite(window_end) and window_end > 0):
             raise PowerConfigError(f"window_end must be a positive number of seconds, got {window_end}")
         inside = resolve_cap(alpha_or_watts, platform, cap_basis=cap_basis)
         after = (
-            platform.dynamic_range
+            None
+            if no_post_window_cap(post_window_cap)
+            else platform.dynamic_range
             if post_window_cap == "dynamic_range"
             else resolve_cap(post_window_cap, platform, cap_basis=cap_basis)
         )

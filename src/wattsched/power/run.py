@@ -11,7 +11,9 @@ import polars as pl
 
 from wattsched.engine.simulate import SimulationError, simulate
 from wattsched.policies.powercheck import PowerCheck
-from wattsched.power.metrics import power_summary
+from wattsched.power.actual_power import power_steps
+from wattsched.power.cap_metrics import power_summary
+from wattsched.power.compact_timeline import PowerSteps
 from wattsched.power.platform import (
     Platform,
     PowerCapSchedule,
@@ -19,8 +21,6 @@ from wattsched.power.platform import (
     job_dynamic_estimates,
     naive_estimates,
 )
-from wattsched.power.steps import PowerSteps
-from wattsched.power.timeline import power_steps
 
 POWER_SOURCES = ("real", "predicted", "naive")
 #: How a job's σ grows with its nodes: ``nodes`` (σ_job = nodes·σ_node, correlated nodes) or ``sqrt``

@@ -27,9 +27,9 @@ import polars as pl
 from wattsched.core.schema import ReadResult
 from wattsched.engine.simulate import simulate
 from wattsched.engine.windows import WindowSpec, cut_windows
-from wattsched.power.metrics import cap_metrics
+from wattsched.power.actual_power import power_steps
+from wattsched.power.cap_metrics import cap_metrics
 from wattsched.power.platform import Platform, load_platform
-from wattsched.power.timeline import power_steps
 
 __all__ = ["WINDOW_CALIBRATION_COLUMNS", "window_calibration"]
 

@@ -1,5 +1,5 @@
 """The advisor's figures: predicted and measured power against the cap over a shadow run (from the store), and a
-replay's power over time with and without the cap. Drawn with matplotlib on bare Figures (``report.style``);
+replay's power over time with and without the cap. Drawn with matplotlib on bare Figures (``plots.style``);
 they live here because the compute packages (``advise`` included, beside ``campaign``) draw no plots."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from wattsched.advise.replay import ReplayResult
 from wattsched.advise.shadow_report import ShadowReport
-from wattsched.report.style import OTHER_COLOUR, save_figure
+from wattsched.plots.style import OTHER_COLOUR, save_figure
 
 __all__ = ["replay_figure", "shadow_figure", "write_replay_figure", "write_shadow_figure"]
 

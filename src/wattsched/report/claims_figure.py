@@ -20,7 +20,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from wattsched.report.style import save_figure
+from wattsched.plots.style import save_figure
 
 CLIP = 4.0
 INSIDE, OUTSIDE = "#009E73", "#D55E00"

@@ -32,10 +32,11 @@ from wattsched.campaign.summary import (
 )
 from wattsched.core.scalars import as_float
 from wattsched.core.store import CampaignError, done_ids, read_manifest
-from wattsched.report.gantt import GanttData, default_gantt_run, gantt_data, resample_step, run_title
+from wattsched.plots.steps import resample_step
+from wattsched.plots.style import source_colour
+from wattsched.report.gantt import GanttData, default_gantt_run, gantt_data, run_title
 from wattsched.report.metric_figures import METRICS
 from wattsched.report.prediction_figures import per_user_errors, predicted_metrics, prediction_files
-from wattsched.report.style import source_colour
 
 #: Most jobs drawn in the interactive Gantt (the largest by node-hours); the static figure draws them all.
 MAX_GANTT_JOBS = 4000

@@ -18,18 +18,17 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from wattsched.api import run_policy
+from wattsched.campaign.power import run_power_setup
 from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
     capped_runs,
     estimator_label,
 )
 from wattsched.core.scalars import as_float
-from wattsched.core.store import CampaignError, read_manifest
+from wattsched.core.store import CampaignError, CampaignLayout, read_manifest
 from wattsched.metrics.allocation import node_blocks
-from wattsched.policies.powercheck import PowerCheck
-from wattsched.power.platform import PowerCapSchedule, load_platform
-from wattsched.power.run import PowerSetup
-from wattsched.report.style import (
+from wattsched.plots.steps import resample_step
+from wattsched.plots.style import (
     RASTERISE_ABOVE,
     save_figure,
 )
@@ -94,30 +93,6 @@ def _first_fit(free: np.ndarray, need: int) -> np.ndarray:
     return np.flatnonzero(free)[:need]
 
 
-def resample_step(time: np.ndarray, value: np.ndarray, bins: int) -> tuple[np.ndarray, ...]:
-    """Reduce a step function (``value[i]`` holds on ``[time[i], time[i+1])``) to ``bins`` equal bins: their left
-    edges, time-weighted means, minima and maxima. The extremes are exact, so a cap break survives the
-    reduction; the last sample only closes the last step."""
-    t = np.asarray(time, dtype=np.float64)
-    v = np.asarray(value, dtype=np.float64)
-    if t.size < 2 or t[-1] <= t[0]:
-        return t, v, v, v
-    seg_t, seg_v = t[:-1], v[:-1]
-    edges = np.linspace(t[0], t[-1], bins + 1)
-    area = np.concatenate(([0.0], np.cumsum(seg_v * np.diff(t))))
-    k = np.clip(np.searchsorted(t, edges, side="right") - 1, 0, seg_t.size - 1)
-    integral = area[k] + seg_v[k] * (edges - t[k])
-    integral[-1] = area[-1]
-    mean = np.diff(integral) / np.diff(edges)
-    first = k[:-1]
-    last = np.clip(np.searchsorted(seg_t, edges[1:], side="left") - 1, 0, seg_t.size - 1)
-    # reduceat covers the segments from a bin's first up to the next bin's first (excluded); ``last`` adds the
-    # segment that starts inside the bin and runs over its right edge
-    vmax = np.maximum(np.maximum.reduceat(seg_v, first), seg_v[last])
-    vmin = np.minimum(np.minimum.reduceat(seg_v, first), seg_v[last])
-    return edges[:-1], mean, vmin, vmax
-
-
 @dataclass
 class GanttData:
     """One run re-simulated for drawing: its parameters, its schedule (with each job's per-node mean dynamic
@@ -151,19 +126,9 @@ def gantt_data(campaign_dir: str | Path, run: str) -> GanttData:
     if not matches:
         raise CampaignError(f"{campaign_dir}: no run with id {run!r} in the manifest")
     params = matches[0]
-    read = load_workload(Path(campaign_dir) / "workloads" / f"{params['workload']}.parquet")
-    plat = load_platform(params["platform"])
-    if params["kind"] == "baseline":
-        setup = PowerSetup(plat, PowerCheck.named("none"), "real", None, params["power_window"])
-    else:
-        cap = PowerCapSchedule.window(
-            params["cap"],
-            plat,
-            window_end=params["power_window"],
-            post_window_cap=params.get("post_window_cap", "dynamic_range"),
-        )
-        check = PowerCheck.named(params["check"], reservation=params["reservation"])
-        setup = PowerSetup(plat, check, params["source"], cap, params["power_window"])
+    read = load_workload(CampaignLayout(Path(campaign_dir)).workload(params["workload"]))
+    setup = run_power_setup(params)
+    plat = setup.platform
     out = run_policy(read, params["policy"], power=setup, baseline=False)
     power_cols = [c for c in ("job_id", "power_mean") if c in read.jobs.columns]
     wanted = ("job_id", "user_id", "submit_time", "start_time", "end_time", "size", "wait")

@@ -22,7 +22,7 @@ from wattsched.campaign.summary import (
     estimator_order,
 )
 from wattsched.core.store import CampaignError
-from wattsched.report.style import (
+from wattsched.plots.style import (
     CHECK_COLOURS,
     PREDICTED_HATCH,
     check_colour,

@@ -12,11 +12,11 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from wattsched.core.store import CampaignError
-from wattsched.predict.evaluate import POWER_METRICS, per_user_mae
-from wattsched.report.style import (
+from wattsched.core.store import CampaignError, CampaignLayout
+from wattsched.plots.style import (
     save_figure,
 )
+from wattsched.predict.evaluate import POWER_METRICS, per_user_mae
 
 # ------------------------------------------------------------------------------------------ prediction errors
 
@@ -137,7 +137,7 @@ def plot_prediction_scatter(predictions: pl.DataFrame, out_dir: str | Path, name
 
 def prediction_files(campaign_dir: str | Path) -> dict[str, tuple[pl.DataFrame, dict[str, Any]]]:
     """Per workload: its prediction table and report (empty when the grid has no ``predicted`` source)."""
-    folder = Path(campaign_dir) / "predictions"
+    folder = CampaignLayout(Path(campaign_dir)).predictions
     out: dict[str, tuple[pl.DataFrame, dict[str, Any]]] = {}
     if not folder.exists():
         return out

@@ -1,6 +1,6 @@
 """The figure of ``wattsched data stats --figure``: a workload's size and runtime log2 histograms, its walltime
 accuracy and its submissions per day, from :func:`wattsched.workload.stats.workload_stats` and the job table.
-Matplotlib, like every static figure of the project (report/style.py)."""
+Matplotlib, like every static figure of the project (plots/style.py)."""
 
 from __future__ import annotations
 

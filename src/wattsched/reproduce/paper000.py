@@ -40,7 +40,7 @@ from wattsched.campaign.spec import (
 )
 from wattsched.campaign.workloads import load_workload_spec
 from wattsched.core.executors import map_tasks
-from wattsched.core.store import MANIFEST, write_manifest
+from wattsched.core.store import MANIFEST, CampaignLayout, write_manifest
 from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.reproduce.paper000_claims import compute_claims
 from wattsched.reproduce.paper000_figures import draw_predictor_figures
@@ -207,15 +207,14 @@ def prepare_shared(datas: dict[str, dict[str, Any]], dirs: dict[str, Path], work
         return
     first = next(iter(datas))
     for d in dirs.values():
-        for sub in ("workloads", "predictions", "results"):
-            (d / sub).mkdir(parents=True, exist_ok=True)
+        CampaignLayout(d).make()
     spec = parse_spec(datas[first])
     items = [(datas[first], seed, name, str(dirs[first])) for _, seed, name in workload_variants(spec)]
     windows = dict(map_tasks(_prepare_variant, items, workers=max(1, min(workers, len(items)))))
     for experiment, data in datas.items():
         d = dirs[experiment]
         if experiment != first:
-            for sub in ("workloads", "predictions"):
+            for sub in CampaignLayout.SHARED:
                 for path in (dirs[first] / sub).iterdir():
                     target = d / sub / path.name
                     if not target.exists():

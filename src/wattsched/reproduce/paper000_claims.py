@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from wattsched.campaign.spec import workload_variants
+from wattsched.core.store import CampaignLayout
 from wattsched.reproduce.claims import ClaimResult, check_number, check_order, check_parts
 from wattsched.reproduce.paper000_metrics import (
     ABOVE,
@@ -333,7 +334,7 @@ def load_predictions(campaign_dir: Path, spec: Any) -> pl.DataFrame | None:
     """The campaign's history predictions of every seed's whole trace, with a ``seed`` column."""
     frames = []
     for _, seed, name in workload_variants(spec):
-        path = campaign_dir / "predictions" / f"{name}.parquet"
+        path = CampaignLayout(campaign_dir).prediction(name)
         if path.exists():
             frames.append(pl.read_parquet(path).with_columns(pl.lit(seed).alias("seed")))
     return pl.concat(frames, how="diagonal_relaxed") if frames else None

@@ -40,7 +40,7 @@ def figure_2(predictions: pl.DataFrame, folder: Path) -> list[Path]:
     """Fig. 2: the density of each job's measured mean, max and std power per node, one line per seed."""
     from matplotlib.figure import Figure
 
-    from wattsched.report.style import save_figure
+    from wattsched.plots.style import save_figure
 
     fig = Figure(figsize=(11, 3.4), layout="constrained")
     axes = fig.subplots(1, len(QUANTITIES))
@@ -69,7 +69,7 @@ def figure_3(user_mae: pl.DataFrame, folder: Path) -> list[Path]:
     """Fig. 3: each user's MAE of the predicted mean, max and std power, one box per method, seeds pooled."""
     from matplotlib.figure import Figure
 
-    from wattsched.report.style import save_figure
+    from wattsched.plots.style import save_figure
 
     fig = Figure(figsize=(11, 3.6), layout="constrained")
     axes = fig.subplots(1, len(QUANTITIES))

@@ -22,6 +22,7 @@ import polars as pl
 from wattsched.campaign.spec import parse_spec, workload_variants
 from wattsched.campaign.workloads import load_workload_spec
 from wattsched.core.executors import map_tasks
+from wattsched.core.store import CampaignLayout
 from wattsched.power.platform import load_platform
 from wattsched.predict.evaluate import per_user_mae
 from wattsched.predict.power_history import HistoryConfig
@@ -70,9 +71,9 @@ def prediction_claims(ctx: Any, setting: Any, spec: Any, campaign_dir: Path) -> 
     history: dict[int, list[float]] = {}
     rows: list[dict[str, Any]] = []
     for _, seed, name in workload_variants(spec):
-        report = json.loads((campaign_dir / "predictions" / f"{name}.json").read_text())
+        report = json.loads(CampaignLayout(campaign_dir).prediction(name, "json").read_text())
         history[seed] = [report["metrics"][k]["per_user_mae"]["median"] for k in METRICS]
-        maes = user_maes(pl.read_parquet(campaign_dir / "predictions" / f"{name}.parquet"))
+        maes = user_maes(pl.read_parquet(CampaignLayout(campaign_dir).prediction(name)))
         rows += [{"seed": seed, "method": "history", "metric": k, "mae": v} for k, vs in maes.items() for v in vs]
     data = spec.model_dump(mode="json")
     items = [(data, seed, m) for seed in ctx.seeds for m in setting.ml_methods]

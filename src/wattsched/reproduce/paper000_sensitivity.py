@@ -35,7 +35,7 @@ import polars as pl
 from wattsched.campaign.power import spec_hash
 from wattsched.campaign.runner import load_results, run_experiment
 from wattsched.campaign.spec import expand_runs, parse_spec, workload_variants
-from wattsched.core.store import MANIFEST, read_manifest, write_manifest
+from wattsched.core.store import MANIFEST, CampaignLayout, read_manifest, write_manifest
 from wattsched.reproduce.paper000_metrics import BREAK, GAUSSIANS, SHORT, TURN, UNDER, Claims, group_mean, num
 from wattsched.reproduce.runner import Sensitivity
 
@@ -182,9 +182,8 @@ def _link_windows(src: Path, dst: Path, data: dict[str, Any]) -> None:
     main_names = {seed: name for _, seed, name in workload_variants(parse_spec(main["spec"]))}
     windows = {name: main["windows"][main_names[seed]] for _, seed, name in workload_variants(spec)}
     names = [main_names[seed] for _, seed, _ in workload_variants(spec)]
-    for sub in ("workloads", "predictions", "results"):
-        (dst / sub).mkdir(parents=True, exist_ok=True)
-    for sub in ("workloads", "predictions"):
+    CampaignLayout(dst).make()
+    for sub in CampaignLayout.SHARED:
         for path in (src / sub).iterdir():
             if not any(path.name.startswith(n) for n in names) or (dst / sub / path.name).exists():
                 continue

@@ -19,7 +19,6 @@ on the same (mix, t_weight, seed): positive is shorter or less energy.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -121,11 +120,6 @@ def run(ctx: ReproduceContext) -> PaperRun:
         'beginning of simulations"); the learning AppDB is not used.',
     ]
     return PaperRun(results=results, claims=claims, figures=figures, settings=settings, notes=notes, per_seed=per_seed)
-
-
-def figures_of(out: Path) -> list[Path]:
-    """The PNG figures a reproduction writes (for tests and docs)."""
-    return sorted(out.glob("fig*.png"))
 
 
 __all__ = ["EAMC_POLICIES", "run"]

@@ -39,7 +39,7 @@ from pydantic import Field, field_validator
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float, as_number
 from wattsched.core.spec import StrictModel
-from wattsched.core.store import atomic_parquet, run_id, write_result
+from wattsched.core.store import CampaignLayout, atomic_parquet, run_id, write_result
 from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
 from wattsched.studies.eamc.energy_model import AppDB, eamc_appdb
 from wattsched.studies.eamc.engine import simulate_partitioned
@@ -162,7 +162,7 @@ def execute_eamc_run(run: dict[str, Any], out_dir: str, data_dir: str | None) ->
     options = EAMCOptions(t_weight=run["t_weight"], threshold_mode=run.get("threshold_mode", "relative"))
     result = run_eamc(jobs, platform, appdb, run["policy"], options)
     out = Path(out_dir)
-    atomic_parquet(result.jobs, out / "results" / f"{run['id']}.jobs.parquet")
+    atomic_parquet(result.jobs, CampaignLayout(out).run_table(run["id"], "jobs"))
     summary = {**run, **result.metrics, "run_s": time.perf_counter() - t0, "worker": os.getpid()}
     write_result(out, summary)
     return summary

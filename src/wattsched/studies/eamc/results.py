@@ -9,12 +9,14 @@ from pathlib import Path
 
 import polars as pl
 
+from wattsched.core.store import CampaignLayout
+
 #: The paper's metrics of a run (smaller is better).
 METRICS = ("makespan", "mean_response", "sum_energy", "sum_runtime")
 
 
 def load_eamc_results(out: str | Path) -> pl.DataFrame:
-    files = sorted((Path(out) / "results").glob("*.json"))
+    files = sorted(CampaignLayout(Path(out)).results.glob("*.json"))
     if not files:
         raise ValueError(f"{out}: no finished EAMC runs")
     return pl.DataFrame([json.loads(f.read_text()) for f in files], infer_schema_length=None)

@@ -14,6 +14,8 @@ load on the whole machine is ``load`` (default 1.0: with 2 × 512 nodes the make
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
@@ -86,3 +88,40 @@ def _runtime_scale(raw: np.ndarray, target: float, cap: float) -> float:
         else:
             hi = mid
     return hi
+
+
+#: The columns an EAMC workload table holds (runtime and walltime on the primary partition at its highest
+#: frequency, s); ``user_id`` is optional.
+WORKLOAD_COLUMNS = ("job_id", "submit_time", "nodes", "runtime", "walltime", "app_id")
+
+
+def read_eamc_workload(path: str | Path) -> pl.DataFrame:
+    """An EAMC workload table (``.parquet`` or ``.csv``, the columns of :data:`WORKLOAD_COLUMNS`), checked: a
+    one-line ValueError naming the file, and the row and column of the first bad value, for a table that cannot be
+    read, lacks a column, or holds a missing, non-numeric or out-of-range value (``nodes`` and ``app_id`` ≥ 1,
+    times ≥ 0, walltime ≥ runtime is not required: a job may be killed)."""
+    path = Path(path)
+    suffix = path.name.lower()
+    if not suffix.endswith((".parquet", ".csv")):
+        raise ValueError(f"{path}: an EAMC workload is a .parquet or .csv table, got {path.name!r}")
+    try:
+        table = pl.read_parquet(path) if suffix.endswith(".parquet") else pl.read_csv(path, infer_schema_length=None)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise ValueError(f"{path}: cannot be read as a table ({type(exc).__name__}: {exc})") from None
+    missing = [c for c in WORKLOAD_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: an EAMC workload needs column(s) {', '.join(missing)}")
+    lows = {"job_id": None, "submit_time": 0.0, "nodes": 1.0, "runtime": 0.0, "walltime": 0.0, "app_id": 1.0}
+    for column, low in lows.items():
+        values = table[column]
+        if not values.dtype.is_numeric():
+            raise ValueError(f"{path}: column {column!r} must hold numbers, got {values.dtype}")
+        numbers = values.cast(pl.Float64).to_numpy()
+        bad = ~np.isfinite(numbers) if low is None else ~(np.isfinite(numbers) & (numbers >= low))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            rule = "a number" if low is None else f"a number ≥ {low:g}"
+            raise ValueError(
+                f"{path}: row {row + 1} (job {table['job_id'][row]}), column {column!r}: {values[row]!r} is not {rule}"
+            )
+    return table

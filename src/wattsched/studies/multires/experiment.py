@@ -36,7 +36,7 @@ from pydantic import Field, field_validator
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float
 from wattsched.core.spec import StrictModel
-from wattsched.core.store import CampaignError, atomic_parquet, run_id, write_result
+from wattsched.core.store import RESULTS, CampaignError, CampaignLayout, atomic_parquet, run_id, write_result
 from wattsched.predict.registry import make_runtime_predictor
 from wattsched.studies.multires.cph import CPHOptions
 from wattsched.studies.multires.dispatchers import DISPATCHERS, make_dispatcher
@@ -144,14 +144,14 @@ def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str,
         if spec.history:
             estimate = WarmStart(estimate, _history(tuple(spec.history)))
     result = simulate_multires(jobs, pool, dispatcher, estimate=estimate, default_ewt=spec.default_ewt)
-    out = Path(out_dir) / "results"
-    out.mkdir(parents=True, exist_ok=True)
+    layout = CampaignLayout(Path(out_dir))
+    layout.make((RESULTS,))
     tag = {"instance": run["instance_name"], "dispatcher": run["dispatcher"], "estimate": run["estimate"]}
     done = add_slowdown(result.jobs, floor=spec.slowdown_floor).with_columns(
         *(pl.lit(v).alias(k) for k, v in tag.items())
     )
-    atomic_parquet(done, out / f"{run['id']}.jobs.parquet")
-    atomic_parquet(result.timeline, out / f"{run['id']}.timeline.parquet")
+    atomic_parquet(done, layout.run_table(run["id"], "jobs"))
+    atomic_parquet(result.timeline, layout.run_table(run["id"], "timeline"))
     sd = done["slowdown"]
     summary = {
         "id": run["id"],

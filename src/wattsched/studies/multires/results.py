@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from wattsched.core.store import CampaignError
+from wattsched.core.store import CampaignError, CampaignLayout
 from wattsched.studies.multires.dispatchers import DISPATCHERS
 from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, queue_seconds, weighted_quantiles
 
@@ -23,7 +23,7 @@ ESTIMATES: tuple[Literal["walltime", "rules", "real"], ...] = ("walltime", "rule
 
 def load_dispatch_results(out: str | Path) -> pl.DataFrame:
     """One row per finished run (its summary)."""
-    results = Path(out) / "results"
+    results = CampaignLayout(Path(out)).results
     rows = [json.loads(p.read_text()) for p in sorted(results.glob("*.json"))] if results.exists() else []
     if not rows:
         raise CampaignError(f"{out}: no finished runs")
@@ -31,7 +31,7 @@ def load_dispatch_results(out: str | Path) -> pl.DataFrame:
 
 
 def load_dispatch_jobs(out: str | Path) -> pl.DataFrame:
-    files = sorted((Path(out) / "results").glob("*.jobs.parquet"))
+    files = sorted(CampaignLayout(Path(out)).results.glob("*.jobs.parquet"))
     if not files:
         raise CampaignError(f"{out}: no finished runs")
     return pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
@@ -43,7 +43,7 @@ def instance_queues(out: str | Path) -> Iterator[tuple[str, dict[tuple[str, str]
     results = load_dispatch_results(out)
     for (instance,), group in results.group_by(["instance"], maintain_order=True):
         timelines = {
-            (r["dispatcher"], r["estimate"]): pl.read_parquet(Path(out) / "results" / f"{r['id']}.timeline.parquet")
+            (r["dispatcher"], r["estimate"]): pl.read_parquet(CampaignLayout(Path(out)).run_table(r["id"], "timeline"))
             for r in group.iter_rows(named=True)
         }
         yield str(instance), queue_seconds(timelines)

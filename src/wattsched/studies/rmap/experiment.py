@@ -36,7 +36,7 @@ from pydantic import Field, field_validator
 
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.spec import StrictModel
-from wattsched.core.store import atomic_parquet, read_manifest, result_path, run_id, write_result
+from wattsched.core.store import CampaignLayout, atomic_parquet, read_manifest, result_path, run_id, write_result
 from wattsched.studies.rmap.engine import simulate_rmap
 from wattsched.studies.rmap.machine import CAB_DATA, DEFAULT_CAB_DATA, JobDetails, fit_config_model, rmap_cab_details
 from wattsched.studies.rmap.policies import parse_rmap_policy
@@ -228,8 +228,8 @@ def execute_rmap_run(run: Run, out_dir: str, spec_data: dict[str, Any]) -> dict[
         policies=tuple(spec.policies),
         other_sources=spec.other_sources,
     )
-    atomic_parquet(jobs, out / "results" / f"{run['id']}.jobs.parquet")
-    atomic_parquet(decisions, out / "results" / f"{run['id']}.decisions.parquet")
+    atomic_parquet(jobs, CampaignLayout(out).run_table(run["id"], "jobs"))
+    atomic_parquet(decisions, CampaignLayout(out).run_table(run["id"], "decisions"))
     row = {
         **run,
         "jobs": jobs.height,
@@ -275,18 +275,32 @@ class RMAPExperiment(Experiment):
         return partial(execute_rmap_run, out_dir=str(out.resolve()), spec_data=self.spec_data())
 
     def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
-        """``summary.csv``, Figs. 8–15 (:func:`write_rmap_report`) and the model's Figs. 6–7."""
+        """``summary.csv``, Figs. 8–15 (:func:`write_rmap_report`) and the model's Figs. 6–7 in ``dest``; every
+        job and decision of the grid in ``out/jobs.parquet`` and ``out/decisions.parquet`` (whether the grid ran
+        through ``rmap grid`` or ``campaign run``)."""
         from wattsched.studies.rmap.model_figures import write_model_figures  # deferred: matplotlib
 
         jobs, decisions = load_rmap_runs(out)
+        atomic_parquet(jobs, out / GRID_JOBS)
+        atomic_parquet(decisions, out / GRID_DECISIONS)
         paths = write_rmap_report(jobs, decisions, dest)
-        return paths + write_model_figures(pl.read_parquet(out / MODEL_ERRORS), dest)
+        return [
+            out / GRID_JOBS,
+            out / GRID_DECISIONS,
+            *paths,
+            *write_model_figures(pl.read_parquet(out / MODEL_ERRORS), dest),
+        ]
 
     def summary(self, out: Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:
         jobs, _ = load_rmap_runs(out)
         table = rmap_summary(jobs).filter(pl.col("default_data"))
         cols = ("trace", "bound", "policy", "mean_turnaround", "normalised_turnaround", "jobs_better", "jobs_worse")
         return [("RMAP grid: mean turnaround (s), normalised to Traditional", table.select(cols))]
+
+
+#: The grid's jobs and decisions, all runs together, written with the report.
+GRID_JOBS = "jobs.parquet"
+GRID_DECISIONS = "decisions.parquet"
 
 
 def load_rmap_runs(out: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -296,8 +310,9 @@ def load_rmap_runs(out: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     runs = [r for r in read_manifest(out)["runs"] if result_path(out, r["id"]).exists()]
     if not runs:
         raise ValueError(f"{out}: no finished RMAP runs")
-    jobs = [pl.read_parquet(out / "results" / f"{r['id']}.jobs.parquet") for r in runs]
-    decisions = [pl.read_parquet(out / "results" / f"{r['id']}.decisions.parquet") for r in runs]
+    layout = CampaignLayout(out)
+    jobs = [pl.read_parquet(layout.run_table(r["id"], "jobs")) for r in runs]
+    decisions = [pl.read_parquet(layout.run_table(r["id"], "decisions")) for r in runs]
     return pl.concat(jobs), pl.concat(decisions)
 
 

@@ -15,42 +15,22 @@ import math
 import re
 
 import numpy as np
-from llvmlite import ir  # llvmlite ships no types: ignored in pyproject.toml ([[tool.mypy.overrides]])
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
+from wattsched.core.intrinsics import STRTOD_MAX, strtod
 from wattsched.workload.swf.fields import INT_FIELDS, N_FIELDS, SWF_FIELDS
 
 # The token grammar the numba tokenizer accepts; the Python path must agree with it exactly.
 _NUMBER_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
-# Line status codes from the tokenizer; anything non-zero goes through the Python path.
+# Line status codes from the tokenizer, in increasing severity (a line keeps its worst); anything but LINE_OK goes
+# through the Python path: LINE_SLOW a number strtod could not take, LINE_BAD a non-integer in an integer field or
+# an unparsable token, LINE_SHORT fewer than 18 fields.
 LINE_OK, LINE_SLOW, LINE_BAD, LINE_SHORT = 0, 1, 2, 3
 
 # Exact powers of ten (10**22 is the largest exactly representable one).
 POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
 IS_INT = np.array([name in INT_FIELDS for name in SWF_FIELDS], dtype=np.bool_)
-
-
-#: Longest token handed to strtod (copied into a NUL-terminated scratch buffer); longer ones take Python's path.
-STRTOD_MAX = 255
-
-
-@intrinsic
-def _strtod(typingctx, ptr):  # pragma: no cover - compiled
-    """``strtod(ptr, NULL)`` from libc, linked by symbol name so the compiled function stays cacheable
-    (a ctypes function pointer would embed an address and disable numba's cache)."""
-    sig = types.float64(types.voidptr)
-
-    def codegen(context, builder, signature, args):
-        char_p = ir.IntType(8).as_pointer()
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.DoubleType(), [char_p, char_p.as_pointer()]), "strtod"
-        )
-        return builder.call(fn, [builder.bitcast(args[0], char_p), ir.Constant(char_p.as_pointer(), None)])
-
-    return sig, codegen
 
 
 def strtod_usable() -> bool:
@@ -119,7 +99,7 @@ def scan(
             continue
         k = nd
         nd += 1
-        status = 0
+        status = LINE_OK
         nf = 0
         while True:
             while i < n and buf[i] != 10 and _is_ws(buf[i]):
@@ -184,7 +164,7 @@ def scan(
                     i += 1
             v = 0.0
             if not ok:
-                status = max(status, 2)
+                status = max(status, LINE_BAD)
             elif mant == 0 and not slow:
                 v = 0.0
             elif slow or mant > 9007199254740992 or exp10 > 22 or exp10 < -22:
@@ -192,19 +172,19 @@ def scan(
                 if use_strtod and length <= STRTOD_MAX:
                     scratch[:length] = buf[digits_start:i]
                     scratch[length] = 0
-                    v = _strtod(scratch.ctypes)  # type: ignore[call-arg]  # numba's stubs: typingctx is the compiler's
+                    v = strtod(scratch.ctypes)
                 else:
-                    status = max(status, 1)
+                    status = max(status, LINE_SLOW)
             elif exp10 >= 0:
                 v = float(mant) * pow10[exp10]
             else:
                 v = float(mant) / pow10[-exp10]
             if is_int[nf] and (v != np.floor(v) or abs(v) > 9007199254740992.0):
-                status = max(status, 2)
+                status = max(status, LINE_BAD)
             vals[nf, k] = -v if neg else v
             nf += 1
         if nf < 18:
-            status = 3
+            status = LINE_SHORT
         d_line[k] = lineno
         d_start[k] = start
         d_end[k] = i

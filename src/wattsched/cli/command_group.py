@@ -76,7 +76,7 @@ class WattschedGroup(TyperGroup):
         except interruptions():  # also an error raised by the stop itself (core.stopping.interruptions)
             if output.debug:
                 raise
-            from wattsched.cli.interrupt import exit_interrupted, interrupted_line
+            from wattsched.cli.stoppable import exit_interrupted, interrupted_line
 
             stop = sys.exc_info()[1]
             said = isinstance(stop, KeyboardInterrupt) and str(stop)

@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 
-from wattsched.cli.main import app
+from wattsched.cli.root_app import app
 
 
 def main(prog_name: str | None = None) -> None:

@@ -24,16 +24,9 @@ import polars as pl
 
 from wattsched.core.memory import populated_empty
 from wattsched.policies.sorted_pairs import insertion_sort_pairs
-from wattsched.power.metric_pass import energy_pass
+from wattsched.power.cap_metrics_compiled import energy_pass
+from wattsched.power.compact_timeline import PowerSteps
 from wattsched.power.platform import Platform, PowerCapSchedule
-from wattsched.power.steps import PowerSteps
-
-TIMELINE_SCHEMA: dict[str, pl.DataType] = {
-    "time": pl.Float64(),
-    "total": pl.Float64(),
-    "dynamic": pl.Float64(),
-    "cap": pl.Float64(),
-}
 
 #: Points per block of the two-level bucket sort: its two arrays (16 bytes a point) stay in a core's L2 cache.
 _BLOCK_POINTS = 4096
@@ -518,7 +511,7 @@ def energy(timeline: pl.DataFrame, t0: float, t1: float, column: str = "total") 
 
     The timeline says nothing before its first row, so a window starting earlier is refused rather than guessed.
     Only the window's rows are visited, in compiled code, with the bits of ``np.sum`` over the whole timeline
-    (``metric_pass``).
+    (``cap_metrics_compiled``).
     """
     if column not in ("total", "dynamic"):
         raise ValueError(f"column must be 'total' or 'dynamic', got {column!r}")

@@ -1,13 +1,12 @@
-"""The verbs of the CLI as Python functions: read a workload, simulate a policy, write the results.
-
-The names most users need are also in the top-level namespace (``from wattsched import run_policy``).
-"""
+"""One run: read a workload, simulate a policy (optionally under a power setup), summarise and write it: what
+``wattsched simulate`` does, as functions."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wattsched.api.power import IgnoredOptionWarning, policy_power_notes
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
+from wattsched.core.store import atomic_file, atomic_parquet, atomic_write
 from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
 from wattsched.engine.windows import cut_one_window, prestate_mode
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
@@ -26,10 +27,22 @@ from wattsched.predict.registry import make_power_predictor, make_runtime_predic
 from wattsched.workload.load import load_workload
 
 if TYPE_CHECKING:  # the power model loads pydantic and SciPy: imported by the runs that use it
-    from wattsched.power.run import PowerSetup
-    from wattsched.power.steps import PowerSteps
+    from matplotlib.figure import Figure
 
-__all__ = ["OUTPUT_FORMATS", "RunOutput", "resolve_machine_size", "run_policy", "workload_window", "write_run"]
+    from wattsched.power.compact_timeline import PowerSteps
+    from wattsched.power.run import PowerSetup
+
+__all__ = [
+    "OUTPUT_FORMATS",
+    "RUN_FILES",
+    "Metrics",
+    "RunOutput",
+    "machine_size_of",
+    "resolve_machine_size",
+    "run_policy",
+    "workload_window",
+    "write_run",
+]
 
 #: Formats :func:`write_run` writes the per-job, timeline and power tables in. ``evalys``: CSV tables, with
 #: ``jobs.csv`` in Batsim's ``_jobs.csv`` layout and a concrete node allocation (``metrics.allocation``).
@@ -54,13 +67,74 @@ class RunOutput:
         :attr:`power_steps` on first use (twice the memory: made only when a file or a report needs it)."""
         return None if self.power_steps is None else self.power_steps.frame()
 
+    @property
+    def metrics(self) -> Metrics:
+        """The schedule's metrics as attributes (``run.metrics.wait_mean``); ``summary.json``'s ``metrics``."""
+        return Metrics(self.summary["metrics"], "metrics")
 
-def resolve_machine_size(provenance: Provenance, machine_size: int | None) -> int:
-    """The machine size: the explicit value, else the one the workload declares; a clear error otherwise."""
+    @property
+    def power_metrics(self) -> Metrics | None:
+        """The power metrics as attributes (``run.power_metrics.trespass``); None for a run without power."""
+        power = self.summary.get("power")
+        return None if power is None else Metrics(power, "power metrics")
+
+    def plot(self) -> Figure:
+        """The run's figure in memory (Gantt with a node allocation, utilisation, queue length and, for a power
+        run, the power against the cap): the figure ``wattsched simulate --html`` writes, as a matplotlib
+        ``Figure`` to show in a notebook or save with ``fig.savefig(...)``."""
+        from wattsched.plots.run import RunData, run_figure  # deferred: matplotlib
+
+        return run_figure(RunData(Path(self.provenance.source), self.summary, self.jobs, self.power))
+
+
+class Metrics:
+    """A run's metrics (a flat mapping of names to numbers) read as attributes: ``m.wait_mean``; ``dir(m)``
+    lists them and :meth:`as_dict` gives the mapping. Read-only: it is a view of the run's summary."""
+
+    __slots__ = ("_values", "_what")
+
+    def __init__(self, values: dict[str, Any], what: str = "metrics") -> None:
+        self._values = values
+        self._what = what
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(
+                f"the run's {self._what} have no {name!r}; they are: {', '.join(self._values)}"
+            ) from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(self._values)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self._values.items() if not isinstance(v, dict | list))
+        return f"Metrics({shown})"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A copy of the metrics as a plain dict (what ``summary.json`` holds)."""
+        return dict(self._values)
+
+
+def resolve_machine_size(provenance: Provenance, machine_size: int | None, power: PowerSetup | None = None) -> int:
+    """The machine size: the explicit value, else the one the workload declares, else the power platform's node
+    count; a clear error otherwise (see :func:`machine_size_of`)."""
+    return machine_size_of(provenance, machine_size, power)[0]
+
+
+def machine_size_of(
+    provenance: Provenance, machine_size: int | None, power: PowerSetup | None = None
+) -> tuple[int, str]:
+    """The machine size and where it comes from (``"option"``, ``"workload"`` or ``"platform"``): the explicit
+    value, else the workload's declared size, else the power platform's node count (a default from what is
+    known); a one-line WorkloadError when none is known."""
     if machine_size is not None:
-        return machine_size
+        return int(machine_size), "option"
     if provenance.machine_size:
-        return int(provenance.machine_size)
+        return int(provenance.machine_size), "workload"
+    if power is not None:
+        return int(power.platform.nodes), "platform"
     raise WorkloadError(
         f"{provenance.source}: the workload does not declare a machine size (no MaxProcs/MaxNodes header or "
         "metadata); pass --machine-size"
@@ -94,7 +168,7 @@ def run_policy(
     machine_size: int | None = None,
     runtime_estimate: str | None = None,
     strict: bool = False,
-    window: tuple[float, float] | None = None,
+    metrics_window: tuple[float, float] | None = None,
     progress: Callable[[int, int], None] | None = None,
     power: PowerSetup | None = None,
     baseline: bool = True,
@@ -112,19 +186,24 @@ def run_policy(
     simulation: they learn from the simulated completions and estimate each job at its submission (the power
     one replaces ``power.source``; the runtime one ``runtime_estimate``). Their predictions are added to the
     per-job table. ``predictor_options`` go to the predictors' factories (``{"power": {...}, "runtime": {...}}``).
+
+    ``metrics_window`` (``--metrics-window``): the ``(start, end)`` the utilisation and queue-length averages
+    cover; the power cap's window is the power setup's (:func:`power_setup`'s ``window``). Without
+    ``machine_size`` and a declared size, the power platform's node count is the machine's.
+    Options that have no effect raise :class:`IgnoredOptionWarning` (see :func:`policy_power_notes`).
     """
     read = (
         workload
         if isinstance(workload, ReadResult)
         else load_workload(workload, machine_size=machine_size, strict=strict)
     )
-    size = resolve_machine_size(read.provenance, machine_size)
+    size, size_from = machine_size_of(read.provenance, machine_size, power)
+    for note in policy_power_notes(policy, power, online_power):
+        warnings.warn(note, IgnoredOptionWarning, stacklevel=2)
     policy = resolve_policy(policy)  # the CLI's spellings: a name in any case, FILE.py:Class, module:Class
     jobs = read.jobs
     rejects = read.rejects
     power_kw: dict[str, Any] = {}
-    if online_power is not None and power is None:
-        raise ValueError("an online power predictor needs a power setup (platform, check and cap)")
     if power is not None:
         from wattsched.power.run import ESTIMATE_COLUMNS, reject_never_fitting, with_estimates
 
@@ -153,10 +232,11 @@ def run_policy(
             "source": read.provenance.source,
             "format": read.provenance.format,
             "size_unit": read.provenance.size_unit,
+            "machine_size_from": size_from,
             "jobs": jobs.height,
             "rejected": rejects.height,
         },
-        "metrics": summarise(result.schedule, size, window=window),
+        "metrics": summarise(result.schedule, size, window=metrics_window),
     }
     if online is not None:
         summary["online_prediction"] = {
@@ -222,7 +302,11 @@ def _online_estimates(
 def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[str, Path]:
     """Write ``jobs.<fmt>``, ``timeline.<fmt>`` (queue length, running jobs and busy units over time),
     ``rejects.<fmt>``, ``summary.json`` and ``provenance.json`` into ``output``. ``fmt="evalys"`` writes CSV
-    tables with ``jobs.csv`` in the evalys / Batsim layout (``metrics.allocation.evalys_jobs``)."""
+    tables with ``jobs.csv`` in the evalys / Batsim layout (``metrics.allocation.evalys_jobs``).
+
+    Each file is written through a renamed temporary (a kill leaves the former file, never half a file), and the
+    files an earlier run left in ``output`` that this one does not write (its ``power`` table, the other
+    format's tables, its report) are removed, so the folder never mixes two runs."""
     if fmt not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {OUTPUT_FORMATS}")
     evalys = fmt == "evalys"
@@ -236,28 +320,43 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
         "summary": out / "summary.json",
         "provenance": out / "provenance.json",
     }
-    timeline = system_timeline(run.jobs)
-    if fmt == "parquet":
-        run.jobs.write_parquet(paths["jobs"])
-        timeline.write_parquet(paths["timeline"])
-        run.rejects.write_parquet(paths["rejects"])
+    tables = {"timeline": system_timeline(run.jobs), "rejects": run.rejects}
+    if evalys:
+        size = int(run.summary["run"]["machine_size"])
+        tables["jobs"] = evalys_jobs(run.jobs, size, workload_name=Path(run.provenance.source).stem)
     else:
-        if evalys:
-            size = int(run.summary["run"]["machine_size"])
-            evalys_jobs(run.jobs, size, workload_name=Path(run.provenance.source).stem).write_csv(paths["jobs"])
-        else:
-            run.jobs.write_csv(paths["jobs"])
-        timeline.write_csv(paths["timeline"])
-        run.rejects.write_csv(paths["rejects"])
-    paths["summary"].write_text(json.dumps(run.summary, indent=2, default=_json_default) + "\n")
-    paths["provenance"].write_text(run.provenance.to_json() + "\n")
+        tables["jobs"] = run.jobs
     if run.power is not None:
         paths["power"] = out / f"power.{fmt}"
-        if fmt == "parquet":
-            run.power.write_parquet(paths["power"])
-        else:
-            run.power.write_csv(paths["power"])
+        tables["power"] = run.power
+    for name, frame in tables.items():
+        _write_table(frame, paths[name], fmt)
+    atomic_write(paths["summary"], json.dumps(run.summary, indent=2, default=_json_default) + "\n")
+    atomic_write(paths["provenance"], run.provenance.to_json() + "\n")
+    written = set(paths.values())
+    for stale in RUN_FILES:
+        if out / stale not in written:
+            (out / stale).unlink(missing_ok=True)
     return paths
+
+
+#: Every file a run folder may hold (:func:`write_run`, and ``--html``'s report): those a new run does not write
+#: are removed from the folder.
+RUN_FILES = (
+    *(f"{stem}.{suffix}" for stem in ("jobs", "timeline", "rejects", "power") for suffix in ("parquet", "csv")),
+    "report.html",
+    "run.png",
+    "run.svg",
+)
+
+
+def _write_table(frame: pl.DataFrame, path: Path, fmt: str) -> None:
+    """``frame`` as ``fmt`` (parquet or csv) at ``path``, through a renamed temporary."""
+    if fmt == "parquet":
+        atomic_parquet(frame, path)
+    else:
+        with atomic_file(path, binary=True) as f:
+            frame.write_csv(f)
 
 
 def _json_default(value: Any) -> Any:

@@ -11,14 +11,14 @@ from rich.table import Table
 from wattsched.cli import advise, campaign, data, dataset, eamc, generate, platforms, predict, rmap, testbed
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
+from wattsched.cli.command_group import WattschedGroup
 from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
 from wattsched.cli.compare import compare, report
-from wattsched.cli.interrupt import StoppableTyper, exit_interrupted
 from wattsched.cli.reproduce import reproduce
-from wattsched.cli.root import WattschedGroup
 from wattsched.cli.simulate import simulate
+from wattsched.cli.stoppable import StoppableTyper, exit_interrupted
 
-app = StoppableTyper(  # Ctrl-C and SIGTERM: one line, exit 130, no worker left (cli/interrupt.py)
+app = StoppableTyper(  # Ctrl-C and SIGTERM: one line, exit 130, no worker left (cli/stoppable.py)
     cls=WattschedGroup,  # the error path: one line per error, the traceback with --debug
     help="Power- and energy-aware HPC batch scheduling toolkit.",
     no_args_is_help=True,
@@ -153,7 +153,7 @@ def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> N
     """Paper 000's campaign in small, with a progress bar, then its summary table."""
     # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
     from wattsched.campaign.runner import CampaignInterrupted
-    from wattsched.core.stopping import FolderBusyError
+    from wattsched.core.output_folders import FolderBusyError
     from wattsched.demo import run_campaign_demo
 
     console.print(

@@ -15,8 +15,8 @@ import numpy as np
 import polars as pl
 
 from wattsched.metrics.jobs import TIME_COLUMNS, check_schedule
-from wattsched.power.metric_pass import energy_pass, window_pass, window_rows
-from wattsched.power.steps import PowerSteps
+from wattsched.power.cap_metrics_compiled import energy_pass, window_pass, window_rows
+from wattsched.power.compact_timeline import PowerSteps
 
 #: A power timeline: the ``power_timeline`` table or its compact form (``power_steps``).
 Timeline = pl.DataFrame | PowerSteps
