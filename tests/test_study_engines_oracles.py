@@ -40,15 +40,16 @@ documented difference was exercised in it (so agreement is still required on eve
   when longer). ``run_eamc`` also needs positive requested times (the EPM's ``requested_time``), so its workloads
   have walltimes of at least 1 s; ``simulate_partitioned`` takes the zero ones.
 
-Two disagreements that no document explains are kept as strict xfails below, and the examples that exercise them
-are rejected from the property tests when they disagree (pending a decision):
+One disagreement that no document explains is kept as a strict xfail below, and the examples that exercise it
+are rejected from the property test when they disagree (pending a decision):
 
 - multires expects a job running past its estimate to end **now** (``max(now, start + expected)`` in
   ``dispatchers._reservation``), the core at its walltime (docs/semantics.md §1, "Runtime estimates"): with
   estimates below the runtimes the reservation then sits at now and keeps every later job off the head's nodes;
-- rmap's ``reserve`` stops at the first running job whose end frees enough nodes, so jobs ending at the same
-  shadow time are not counted in the extra nodes (docs/semantics.md §3.1 "All jobs ending at the shadow time
-  count", and test_engine_golden's ``test_extra_counts_all_jobs_ending_at_the_shadow_time``).
+
+A second one was a bug, fixed: rmap's ``reserve`` stopped at the first running job whose end frees enough nodes,
+so jobs ending at the same shadow time were not counted in the extra nodes (docs/semantics.md §3.1 "All jobs
+ending at the shadow time count", and test_engine_golden's ``test_extra_counts_all_jobs_ending_at_the_shadow_time``).
 
 The number of examples is ``$WATTSCHED_HYPOTHESIS_EXAMPLES`` as in the core's properties, with a smaller default:
 every example runs the core, the reference and a study engine.
@@ -338,12 +339,9 @@ RMAP_SOURCES = ("oracle", "model")
 @given(workloads(), st.sampled_from(RMAP_SOURCES))
 def test_rmap_traditional_agrees_with_the_reference_and_the_core_easy(jobs: pl.DataFrame, source: str) -> None:
     got_core, est = core(jobs, "easy")
-    ref, passes = reference(jobs, est, "easy")
+    ref, _ = reference(jobs, est, "easy")
     assert got_core == ref
-    got = rmap(jobs, source)
-    if got != ref and any(p.past_shadow and p.extra != p.extra_first for p in passes):
-        reject()  # jobs ending at the shadow time left out of the extra nodes (the xfail below)
-    assert got == ref, source
+    assert rmap(jobs, source) == ref, source
 
 
 @STUDY
@@ -352,19 +350,15 @@ def test_rmap_never_sees_true_runtimes(jobs: pl.DataFrame, source: str, data: An
     check_information_boundary(lambda w: rmap(w, source), jobs, data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rmap's reserve (studies/rmap/policies.py) stops at the first running job whose planned end frees the "
-    "head's nodes, so the other job ending at the same shadow time (100) is left out of the extra nodes: extra = 0 "
-    "instead of 3 (docs/semantics.md §3.1), and job 4 (1 node, 1000 s) starts at 100 instead of 2 "
-    "(issue 29, item 4)",
-)
 @pytest.mark.parametrize("source", RMAP_SOURCES)
 def test_rmap_extra_nodes_count_every_job_ending_at_the_shadow_time(source: str) -> None:
+    """Regression (issue 29, item 4): rmap's ``reserve`` stopped at the first running job whose planned end
+    freed the head's nodes, so the other job ending at the same shadow time (100) was left out of the extra
+    nodes (extra 0 instead of 3) and job 4 (1 node, 1000 s) started at 100 instead of 2."""
     jobs = frame([(0, 3, 100, 100), (0, 3, 100, 100), (1, 5, 10, 10), (2, 1, 1000, 1000)])
     got_core, est = core(jobs, "easy")
     assert got_core == reference(jobs, est, "easy")[0] == [0, 0, 100, 2]
-    assert rmap(jobs, source) == [0, 0, 100, 2]  # gets [0, 0, 100, 100]
+    assert rmap(jobs, source) == [0, 0, 100, 2]
 
 
 # ------------------------------------------------------------------------------------------ documented differences

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from wattsched.core.bounds import check_fits, total_bytes
-from wattsched.core.spec import StrictModel, read_spec_file, validate_spec
+from wattsched.core.spec import StrictModel, known_names, read_spec_file, validate_spec
 from wattsched.core.store import run_id
 from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 from wattsched.policies.powercheck import PowerCheck
@@ -140,9 +140,13 @@ class WorkloadSpec(StrictModel):
 
 
 class GridSpec(StrictModel):
-    policies: list[str] = Field(default_factory=lambda: ["easy-pc"], min_length=1)
+    policies: Annotated[list[str], AfterValidator(known_names(POLICIES, "policies", "see `wattsched policies`"))] = (
+        Field(default_factory=lambda: ["easy-pc"], min_length=1)
+    )
     checks: list[str] = Field(default_factory=lambda: ["gaussian99"], min_length=1)
-    sources: list[str] = Field(default_factory=lambda: ["real"], min_length=1)
+    sources: Annotated[list[str], AfterValidator(known_names(POWER_SOURCES, "power sources"))] = Field(
+        default_factory=lambda: ["real"], min_length=1
+    )
     caps: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     power_window: float = Field(default=10_800.0, gt=0)  # seconds the cap holds (then the dynamic range)
@@ -163,27 +167,11 @@ class GridSpec(StrictModel):
         """The post-window caps to sweep (one value when a scalar was given)."""
         return list(self.post_window_cap) if isinstance(self.post_window_cap, list) else [self.post_window_cap]
 
-    @field_validator("policies")
-    @classmethod
-    def _policies(cls, v: list[str]) -> list[str]:
-        unknown = [p for p in v if p not in POLICIES]
-        if unknown:
-            raise ValueError(f"unknown policies {unknown}; see `wattsched policies`")
-        return v
-
     @field_validator("checks")
     @classmethod
     def _checks(cls, v: list[str]) -> list[str]:
         for name in v:
             PowerCheck.named(name)  # raises with the valid names
-        return v
-
-    @field_validator("sources")
-    @classmethod
-    def _sources(cls, v: list[str]) -> list[str]:
-        bad = [s for s in v if s not in POWER_SOURCES]
-        if bad:
-            raise ValueError(f"unknown power sources {bad}; choose from {POWER_SOURCES}")
         return v
 
     @field_validator("caps")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +22,20 @@ class StrictModel(BaseModel):
 
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def known_names(known: Collection[str], what: str, hint: str | None = None) -> Callable[[list[str]], list[str]]:
+    """A field validator (``AfterValidator``) for a list of names that must all be in ``known``: the error names
+    the unknown ones and lists the known ones (or says ``hint``), e.g. "unknown mix(es) ['W99']; choose from W13,
+    W33, W50". One definition for every spec's lists of policies, mixes, traces, dispatchers and sources."""
+
+    def check(values: list[str]) -> list[str]:
+        bad = [v for v in values if v not in known]
+        if bad:
+            raise ValueError(f"unknown {what} {bad}; {hint or 'choose from ' + ', '.join(known)}")
+        return values
+
+    return check
 
 
 def read_spec_file(path: str | Path) -> Any:

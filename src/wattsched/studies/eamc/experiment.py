@@ -30,15 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float, as_number
-from wattsched.core.spec import StrictModel
+from wattsched.core.spec import StrictModel, known_names
 from wattsched.core.store import CampaignLayout, atomic_parquet, run_id, write_result
 from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
 from wattsched.studies.eamc.energy_model import AppDB, eamc_appdb
@@ -175,29 +175,17 @@ class EAMCSpec(StrictModel):
     kind: Literal["eamc"]
     name: str = Field(default="eamc", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     data_dir: str | None = None
-    mixes: list[str] = Field(default_factory=lambda: ["W13", "W33", "W50"], min_length=1)
-    policies: list[str] = Field(default_factory=lambda: list(EAMC_POLICIES), min_length=1)
+    mixes: Annotated[list[str], AfterValidator(known_names(MIXES, "mix(es)"))] = Field(
+        default_factory=lambda: ["W13", "W33", "W50"], min_length=1
+    )
+    policies: Annotated[list[str], AfterValidator(known_names(EAMC_POLICIES, "EAMC policy(ies)"))] = Field(
+        default_factory=lambda: list(EAMC_POLICIES), min_length=1
+    )
     t_weights: list[float] = Field(default_factory=lambda: [1.0, 1.5], min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     jobs: int = Field(default=5000, gt=0)
     threshold_mode: Literal["relative", "absolute"] = "relative"
     load: float = Field(default=1.0, gt=0)
-
-    @field_validator("policies")
-    @classmethod
-    def _policies(cls, v: list[str]) -> list[str]:
-        bad = [p for p in v if p not in EAMC_POLICIES]
-        if bad:
-            raise ValueError(f"unknown EAMC policy {bad[0]!r}; choose from {', '.join(EAMC_POLICIES)}")
-        return v
-
-    @field_validator("mixes")
-    @classmethod
-    def _mixes(cls, v: list[str]) -> list[str]:
-        bad = [m for m in v if m not in MIXES]
-        if bad:
-            raise ValueError(f"unknown mix {bad[0]!r}; choose from {', '.join(MIXES)}")
-        return v
 
 
 class EAMCExperiment(Experiment):

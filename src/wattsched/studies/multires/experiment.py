@@ -27,15 +27,15 @@ import time
 from collections.abc import Callable
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float
-from wattsched.core.spec import StrictModel
+from wattsched.core.spec import StrictModel, known_names
 from wattsched.core.store import RESULTS, CampaignError, CampaignLayout, atomic_parquet, run_id, write_result
 from wattsched.predict.registry import make_runtime_predictor
 from wattsched.studies.multires.cph import CPHOptions
@@ -71,21 +71,15 @@ class DispatchSpec(StrictModel):
     #: ``default_ewt`` (docs/decisions.md).
     ewt: Literal["constant", "queues-file"] = "queues-file"
     default_ewt: float = Field(default=1800.0, gt=0)
-    dispatchers: list[str] = Field(default_factory=lambda: ["sjf", "ljf", "ebf", "prb", "cph"], min_length=1)
+    dispatchers: Annotated[list[str], AfterValidator(known_names(DISPATCHERS, "dispatcher(s)"))] = Field(
+        default_factory=lambda: ["sjf", "ljf", "ebf", "prb", "cph"], min_length=1
+    )
     estimates: list[Literal["walltime", "rules", "real"]] = Field(default_factory=lambda: list(ESTIMATES), min_length=1)
     allocator: Literal["first-fit", "consolidate"] | None = None
     normalise: bool = False
     slowdown_floor: float = Field(default=1.0, gt=0)
     history: list[str] = Field(default_factory=list)
     cph: CPHSpec = CPHSpec()
-
-    @field_validator("dispatchers")
-    @classmethod
-    def _known(cls, v: list[str]) -> list[str]:
-        bad = [d for d in v if d not in DISPATCHERS]
-        if bad:
-            raise ValueError(f"unknown dispatcher(s) {bad}; choose from {', '.join(DISPATCHERS)}")
-        return v
 
 
 def instance_files(spec: DispatchSpec, base: Path | None = None) -> list[Path]:

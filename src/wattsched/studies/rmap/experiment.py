@@ -29,13 +29,13 @@ import time
 from collections.abc import Callable
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import polars as pl
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from wattsched.core.experiment import Experiment, Run, no_log
-from wattsched.core.spec import StrictModel
+from wattsched.core.spec import StrictModel, known_names
 from wattsched.core.store import CampaignLayout, atomic_parquet, read_manifest, result_path, run_id, write_result
 from wattsched.studies.rmap.engine import simulate_rmap
 from wattsched.studies.rmap.machine import CAB_DATA, DEFAULT_CAB_DATA, JobDetails, fit_config_model, rmap_cab_details
@@ -143,7 +143,9 @@ class RMAPSpec(StrictModel):
 
     kind: Literal["rmap"]
     name: str = Field(default="rmap", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    traces: list[str] = Field(default_factory=lambda: list(TRACES), min_length=1)
+    traces: Annotated[list[str], AfterValidator(known_names(TRACES, "trace(s)"))] = Field(
+        default_factory=lambda: list(TRACES), min_length=1
+    )
     bounds: list[float] = Field(default_factory=lambda: list(BOUNDS), min_length=1)
     policies: list[str] = Field(default_factory=lambda: list(POLICIES), min_length=1)
     other_sources: bool = True
@@ -154,14 +156,6 @@ class RMAPSpec(StrictModel):
     details: str | None = None
     cab_data: str = DEFAULT_CAB_DATA
     t_req: TReq = DEFAULT_T_REQ
-
-    @field_validator("traces")
-    @classmethod
-    def _traces(cls, v: list[str]) -> list[str]:
-        bad = [t for t in v if t not in TRACES]
-        if bad:
-            raise ValueError(f"unknown trace(s) {bad}; choose from {', '.join(TRACES)}")
-        return v
 
     @field_validator("policies")
     @classmethod

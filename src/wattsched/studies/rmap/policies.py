@@ -256,13 +256,22 @@ def reserve(
     now: float, running: Sequence[Running], free_nodes: int, free_power: float, need_nodes: int, need_power: float
 ) -> tuple[float, int, float]:
     """``(shadow time, extra nodes, extra power)`` of the head job's reservation: running jobs release their
-    nodes and power at their planned ends until both suffice."""
+    nodes and power at their planned ends until both suffice. Every job that ends at the shadow time releases
+    its share, not only the first that makes them suffice (docs/semantics.md §3.1, as the core's EASY: the
+    extra nodes are those free at the shadow time; tests/test_study_engines_oracles.py found the difference)."""
     nodes, power = free_nodes, free_power
     if nodes >= need_nodes and power >= need_power - 1e-9:
         return now, nodes - need_nodes, power - need_power
-    for r in sorted(running, key=lambda r: (r.planned_end, r.job)):
+    ordered = sorted(running, key=lambda r: (r.planned_end, r.job))
+    for k, r in enumerate(ordered):
         nodes += r.nodes
         power += r.power
         if nodes >= need_nodes and power >= need_power - 1e-9:
-            return max(now, r.planned_end), nodes - need_nodes, power - need_power
+            shadow = max(now, r.planned_end)
+            for tied in ordered[k + 1 :]:
+                if max(now, tied.planned_end) != shadow:
+                    break
+                nodes += tied.nodes
+                power += tied.power
+            return shadow, nodes - need_nodes, power - need_power
     return math.inf, 0, 0.0
