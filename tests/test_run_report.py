@@ -103,3 +103,24 @@ def test_not_a_run_folder(tmp_path) -> None:
     (tmp_path / "jobs.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(ValueError, match=r"jobs\.parquet: cannot be read"):
         read_run(tmp_path)
+
+
+def test_a_reused_output_folder_holds_only_the_last_run(lublin, tmp_path) -> None:
+    """Issue 30, item 1: fcfs (Parquet) then easy (CSV, with a report) into the same folder left fcfs's
+    jobs.parquet beside easy's jobs.csv, and the report drew its Gantt chart from the leftover FCFS schedule."""
+    out = tmp_path / "run"
+    base = ["simulate", "--workload", str(lublin), "--output", str(out)]
+    assert runner.invoke(app, [*base, "--policy", "fcfs", "--html"]).exit_code == 0
+    result = runner.invoke(app, [*base, "--policy", "easy", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "jobs.csv",
+        "provenance.json",
+        "rejects.csv",
+        "summary.json",
+        "timeline.csv",
+    ]
+    run = read_run(out)
+    easy_wait = run.summary["metrics"]["wait_mean"]
+    assert run.summary["run"]["policy"] == "easy"
+    assert run.jobs["wait"].mean() == pytest.approx(easy_wait)

@@ -61,7 +61,7 @@ def _cell(value: float | None, integral: bool) -> str:
 def report(
     run: Annotated[Path, typer.Argument(help="A `simulate --output` folder (any --format).")],
 ) -> None:
-    """Write RUN/report.html and RUN/run.png, .svg for a run made without --report: Gantt chart on the node
+    """Write RUN/report.html and RUN/run.png, .svg for a run made without --html: Gantt chart on the node
     allocation, utilisation, queue length, and power against the cap for a power run."""
     # deferred: the report package loads matplotlib; `wattsched --help` should not
     from wattsched.report.run_report import write_run_report
