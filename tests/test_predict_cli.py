@@ -238,3 +238,13 @@ def test_runtime_cascade_beats_the_walltime_on_the_synthetic_workload(tmp_path, 
     )
     rep = json.loads(report.read_text())["runtime"]
     assert rep["overall"]["mae"] < 0.6 * rep["walltime"]["mae"]
+
+
+def test_predict_power_sizes_its_replay_from_the_platform(tmp_path, m100) -> None:
+    """Issue 30, item 6: without a declared machine size, `predict power --completion replay` answered "an EASY
+    replay needs the machine size" although its platform (marconi100 by default: 980 nodes) says it."""
+    table = tmp_path / "m100.csv"
+    pl.read_parquet(m100).drop("power_profile", strict=False).write_csv(table)  # CSV declares no machine size
+    out = tmp_path / "pred.parquet"
+    _ok(["predict", "power", "--workload", str(table), "--completion", "replay", "--output", str(out)])
+    assert pl.read_parquet(out)["pred_power_mean"].null_count() == 0

@@ -2,13 +2,14 @@
 its options, calls these and prints (docs/api.md is a tour).
 
 :mod:`.runs`: one simulation (read, simulate, summarise, write); :mod:`.power`: the power setup of a run;
-:mod:`.eamc`: paper 002's DVFS machine. The names most users need are also in the top-level namespace
-(``from wattsched import run_policy``).
+:mod:`.predict`: online power and runtime prediction over a workload; :mod:`.eamc`: paper 002's DVFS machine.
+The names most users need are also in the top-level namespace (``from wattsched import run_policy``).
 """
 
 from __future__ import annotations
 
 from wattsched.api.power import DEFAULT_POST_WINDOW_CAP, IgnoredOptionWarning, policy_power_notes, power_setup
+from wattsched.api.predict import predict_power, predict_runtime, write_prediction_report, write_predictions
 from wattsched.api.runs import (
     OUTPUT_FORMATS,
     RUN_FILES,
@@ -31,8 +32,12 @@ __all__ = [
     "machine_size_of",
     "policy_power_notes",
     "power_setup",
+    "predict_power",
+    "predict_runtime",
     "resolve_machine_size",
     "run_policy",
     "workload_window",
+    "write_prediction_report",
+    "write_predictions",
     "write_run",
 ]

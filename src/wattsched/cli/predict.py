@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,12 +21,11 @@ from wattsched.cli.common import (
     warn_ignored_timezone,
 )
 from wattsched.core.errors import WorkloadError
+from wattsched.power.defaults import DEFAULT_PREDICTION_PLATFORM
 from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
 from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:  # imported by the commands themselves, not to print --help
-    import polars as pl
-
     from wattsched.core.schema import ReadResult
     from wattsched.predict.run import PredictionRun
 
@@ -46,19 +44,22 @@ CompletionOption = Annotated[
 
 def _check_output(output: Path) -> None:
     """Predictions go to a table (SWF has no column for them); checked before anything is computed."""
-    if not output.name.lower().endswith((".parquet", ".csv", ".csv.gz")):
-        fail(f"--output must end in .parquet, .csv or .csv.gz, got {output.name}")
+    from wattsched.api.predict import check_prediction_output
+
+    try:
+        check_prediction_output(output)
+    except ValueError as exc:
+        fail(str(exc))
 
 
-def _write_predictions(jobs: pl.DataFrame, read: ReadResult, output: Path) -> None:
+def _write_predictions(run: PredictionRun, read: ReadResult, output: Path) -> None:
     """The workload with its prediction columns; CSV cannot hold list columns (profiles), which it leaves out.
     The input's rejects are listed by reason and written next to it (``<stem>.rejects.parquet`` or ``.csv``)."""
     # deferred: the writers load pyarrow and numba; `wattsched --help` should not
+    from wattsched.api.predict import write_predictions
     from wattsched.core.rejects import rejects_path
-    from wattsched.core.schema import ReadResult
-    from wattsched.workload.save import save_workload
 
-    left_out = save_workload(ReadResult(jobs, read.rejects, read.provenance), output)
+    left_out = write_predictions(run, read, output)
     if left_out:
         err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out (use .parquet to keep them)")
     where = rejects_path(output, "csv" if ".csv" in output.name.lower() else "parquet")
@@ -79,9 +80,9 @@ def _write_extras(run: PredictionRun, plots: Path | None, report: Path | None, w
         )
         console.print(f"figure: {path}")
     if report is not None:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(json.dumps({**run.report, **run.info}, indent=2, default=str) + "\n")
-        console.print(f"report: {report}")
+        from wattsched.api.predict import write_prediction_report
+
+        console.print(f"report: {write_prediction_report(run, report)}")
 
 
 def _error_row(table: Table, label: str, stats: dict[str, Any], scale: float = 1.0) -> None:
@@ -146,7 +147,7 @@ def predict_power_cmd(
     machine_size: Annotated[int | None, typer.Option(help="Machine size for an EASY replay.")] = None,
     platform: Annotated[
         str, typer.Option(help="Platform preset or file: its node maximum is the last fallback.")
-    ] = "marconi100",
+    ] = DEFAULT_PREDICTION_PLATFORM,
     alpha: Annotated[float, typer.Option(help="History weight exponent α (θ = (1 − (r−C)/s)^α).")] = 2.0,
     eps: Annotated[
         float, typer.Option(help="ε added to the whole-history window s, seconds (docs/decisions.md, 0.4).")
@@ -181,30 +182,31 @@ def predict_power_cmd(
 
     ML methods retrain weekly (RFECV, then a grid search, on the jobs completed so far); see docs/prediction.md."""
     # deferred: the predictors load numba, SciPy and (ML) scikit-learn; `wattsched --help` should not
+    from wattsched.api.predict import predict_power
     from wattsched.engine.simulate import SimulationError
-    from wattsched.power.platform import load_platform
-    from wattsched.predict.power_history import HistoryConfig
-    from wattsched.predict.run import run_power_prediction
     from wattsched.workload.load import load_workload
 
     window = renamed_option(window, old_window, "--window", "--history-window")  # --window: simulate's cap window
     n_jobs = renamed_option(n_jobs, old_n_jobs, "--n-jobs", "--cv-workers")  # --jobs: a count of jobs
     _check_output(output)
     try:
-        plat = load_platform(platform)
         read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
-        cfg = HistoryConfig(alpha=alpha, eps=eps, window=window, fallback_watts=plat.max_node_watts)
-        ml = {"cv_kind": cv_kind, "max_train_rows": max_train_rows, "t0": t0, "n_jobs": n_jobs}
-        run = run_power_prediction(
+        run = predict_power(
             read,
             method,
             completion=completion,
             machine_size=machine_size,
-            history=cfg,
-            **(ml if method.startswith("ml-") else {}),
+            platform=platform,
+            alpha=alpha,
+            eps=eps,
+            history_window=window,
+            cv_kind=cv_kind,
+            max_train_rows=max_train_rows,
+            t0=t0,
+            cv_workers=n_jobs,
         )
-        _write_predictions(run.jobs, read, output)
+        _write_predictions(run, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     emit_json({"method": method, "completion": run.completion, "output": str(output), "report": run.report})
@@ -249,17 +251,16 @@ def predict_runtime_cmd(
 ) -> None:
     """Predict each job's runtime online from finished jobs only and print the MAE report."""
     # deferred: the predictors load numba; `wattsched --help` should not
+    from wattsched.api.predict import predict_runtime
     from wattsched.engine.simulate import SimulationError
-    from wattsched.predict.run import run_runtime_prediction
     from wattsched.workload.load import load_workload
 
     _check_output(output)
-    options = {"min_prefix": min_prefix} if method == "rules" else {}
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
-        run = run_runtime_prediction(read, method, completion=completion, machine_size=machine_size, **options)
-        _write_predictions(run.jobs, read, output)
+        run = predict_runtime(read, method, completion=completion, machine_size=machine_size, min_prefix=min_prefix)
+        _write_predictions(run, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     emit_json({"method": method, "completion": run.completion, "output": str(output), "report": run.report})

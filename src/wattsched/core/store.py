@@ -178,6 +178,12 @@ def atomic_write(path: Path, text: str) -> None:
         f.write(text)
 
 
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` so that ``path`` either holds all of it or its former content (crash-safe, synced)."""
+    with atomic_file(path, binary=True) as f:
+        f.write(data)
+
+
 def atomic_parquet(frame: pl.DataFrame, path: Path) -> None:
     """Write ``frame`` as Parquet so that ``path`` either holds all of it or does not exist."""
     with atomic_path(path, keep_suffix=True) as tmp:

@@ -34,6 +34,7 @@ from wattsched.core.schema import (
     replace_raw,
     shorten,
 )
+from wattsched.core.store import atomic_path, atomic_write_bytes
 from wattsched.workload.columns import ColumnMap, apply_columns, describe_columns
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
@@ -308,11 +309,10 @@ def write_table(jobs: pl.DataFrame, path: str | Path, *, provenance: Provenance 
             meta[METADATA_PROVENANCE.encode()] = provenance.to_json().encode()
             if provenance.machine_size is not None:
                 meta[METADATA_MACHINE_SIZE.encode()] = str(int(provenance.machine_size)).encode()
-        pq.write_table(table.replace_schema_metadata(meta), path)
+        with atomic_path(path, keep_suffix=True) as tmp:  # a kill leaves the former file, never half a table
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
         return
-    if kind == ".csv.gz":
-        buffer = io.BytesIO()
-        jobs.write_csv(buffer)
-        path.write_bytes(gzip.compress(buffer.getvalue(), compresslevel=6, mtime=0))
-        return
-    jobs.write_csv(path)
+    buffer = io.BytesIO()
+    jobs.write_csv(buffer)
+    data = gzip.compress(buffer.getvalue(), compresslevel=6, mtime=0) if kind == ".csv.gz" else buffer.getvalue()
+    atomic_write_bytes(path, data)

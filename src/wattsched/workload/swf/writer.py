@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from wattsched.core.schema import Provenance, WorkloadError
+from wattsched.core.store import atomic_write_bytes
 from wattsched.workload.swf.fields import STATE_TO_STATUS, STATUS_TO_STATE, SWF_FIELDS
 
 _REGENERATED = frozenset(
@@ -133,7 +134,7 @@ def write_swf(
     text = head.encode("utf-8") + ("\n".join(body["line"].to_list()) + "\n").encode("ascii")
     if path.suffix.lower() == ".gz":
         text = gzip.compress(text, compresslevel=6, mtime=0)
-    path.write_bytes(text)
+    atomic_write_bytes(path, text)  # a kill leaves the former file, never half an SWF
 
 
 def _header_lines(
