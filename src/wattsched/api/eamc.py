@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from wattsched.core.store import atomic_file, atomic_parquet, atomic_write
+from wattsched.core.store import atomic_parquet, atomic_table, atomic_write
 
 if TYPE_CHECKING:  # the study loads its data tables and the engine: imported by the calls that use it
     from wattsched.studies.eamc.experiment import EAMCRun
@@ -86,13 +86,6 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
     """``frame`` as CSV or Parquet by ``path``'s suffix, through a renamed temporary; a ValueError for another
     suffix."""
     path = Path(path)
-    name = path.name.lower()
-    if not name.endswith((".csv", ".parquet")):
+    if not path.name.lower().endswith((".csv", ".parquet")):
         raise ValueError(f"{path}: a table is written as .csv or .parquet, got {path.name!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if name.endswith(".csv"):
-        with atomic_file(path, binary=True) as f:
-            frame.write_csv(f)
-    else:
-        atomic_parquet(frame, path)
-    return path
+    return atomic_table(frame, path)

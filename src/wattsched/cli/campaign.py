@@ -124,16 +124,13 @@ def campaign_results(
     """Collect the finished runs into one table (query it with Polars or DuckDB)."""
     # deferred: the campaign modules load pydantic and the engine; `wattsched --help` should not
     from wattsched.campaign.runner import load_results
+    from wattsched.core.store import atomic_table
 
     try:
         table = load_results(directory)
     except CampaignError as exc:
         fail(str(exc))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    if output.suffix == ".csv":
-        table.write_csv(output)
-    else:
-        table.write_parquet(output)
+    atomic_table(table, output)
     emit_json({"output": str(output), "runs": table.height, "columns": table.width})
     console.print(f"wrote {table.height:,} runs × {table.width} columns to {output}")
 

@@ -87,6 +87,7 @@ def generate_telemetry_cmd(
     """Generate a job table and per-PSU node telemetry for the PM100 method (streamed day by day to disk)."""
     # deferred: the telemetry generator loads numba and pyarrow; `wattsched --help` should not
     from wattsched.core.bounds import check_fits, free_disk_bytes
+    from wattsched.core.store import atomic_parquet
     from wattsched.dataset.synthetic import (
         BYTES_PER_JOB,
         DISK_BYTES_PER_SAMPLE,
@@ -121,7 +122,7 @@ def generate_telemetry_cmd(
             seed=seed,
         )
         output.mkdir(parents=True, exist_ok=True)
-        machine.jobs.write_parquet(output / "jobs.parquet")
+        atomic_parquet(machine.jobs, output / "jobs.parquet")
         rows = write_synthetic_exadata(machine, output / "telemetry")
     except ValueError as exc:
         fail(str(exc))

@@ -196,13 +196,9 @@ def write_page(page: str = "docs/cli.md") -> None:
     import typer
 
     from wattsched.cli.root_app import app
+    from wattsched.core.generated_docs import rewrite_generated_block
 
-    path = Path(page)
-    text = path.read_text()
-    head, rest = text.split("<!-- options:begin -->\n", 1)
-    tail = rest.split("<!-- options:end -->", 1)[1]
-    table = option_table(typer.main.get_command(app))
-    path.write_text(f"{head}<!-- options:begin -->\n{table}<!-- options:end -->{tail}")
+    rewrite_generated_block(Path(page), "options", option_table(typer.main.get_command(app)).rstrip("\n"))
 
 
 if __name__ == "__main__":

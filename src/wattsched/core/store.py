@@ -184,6 +184,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         f.write(data)
 
 
+def atomic_table(frame: pl.DataFrame, path: Path) -> Path:
+    """``frame`` as CSV (``.csv``) or Parquet (any other name) at ``path``, through a renamed temporary; makes
+    the parent folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.name.lower().endswith(".csv"):
+        with atomic_file(path, binary=True) as f:
+            frame.write_csv(f)
+    else:
+        atomic_parquet(frame, path)
+    return path
+
+
 def atomic_parquet(frame: pl.DataFrame, path: Path) -> None:
     """Write ``frame`` as Parquet so that ``path`` either holds all of it or does not exist."""
     with atomic_path(path, keep_suffix=True) as tmp:
