@@ -146,3 +146,19 @@ def test_an_ignored_check_warns_from_python(workload: Path) -> None:
 def test_a_power_policy_without_a_setup_is_refused_from_python(workload: Path) -> None:
     with pytest.raises(ValueError, match="policy easy-pc checks power"):
         run_policy(workload, "EASY-PC")
+
+
+def test_a_run_gives_its_metrics_as_attributes_and_draws_itself(workload: Path) -> None:
+    import copy
+    import pickle
+
+    run = run_policy(workload, "easy-pc", power=power_setup("marconi100", "max", cap=0.4, window=7200.0))
+    assert run.metrics.wait_mean == run.summary["metrics"]["wait_mean"]
+    assert "utilisation" in dir(run.metrics) and run.metrics.as_dict() == run.summary["metrics"]
+    assert run.power_metrics is not None and run.power_metrics.trespass is False  # max estimates never break
+    assert pickle.loads(pickle.dumps(run.metrics)).n_jobs == copy.copy(run.metrics).n_jobs == run.jobs.height
+    with pytest.raises(AttributeError, match="no 'wait_average'; they are: n_jobs"):
+        _ = run.metrics.wait_average
+    figure = run.plot()
+    assert len(figure.axes) >= 4  # Gantt, utilisation, queue, power (and the Gantt's colour bar)
+    assert run_policy(workload, "easy").power_metrics is None

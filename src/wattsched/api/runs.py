@@ -98,6 +98,8 @@ class Metrics:
         self._what = what
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # copy and pickle probe private names before __init__ ran: no recursion
+            raise AttributeError(name)
         try:
             return self._values[name]
         except KeyError:
