@@ -8,6 +8,7 @@ The names most users need are also in the top-level namespace (``from wattsched 
 
 from __future__ import annotations
 
+from wattsched.api.eamc import eamc_run, eamc_table, write_eamc_run
 from wattsched.api.power import DEFAULT_POST_WINDOW_CAP, IgnoredOptionWarning, policy_power_notes, power_setup
 from wattsched.api.predict import predict_power, predict_runtime, write_prediction_report, write_predictions
 from wattsched.api.runs import (
@@ -29,6 +30,8 @@ __all__ = [
     "IgnoredOptionWarning",
     "Metrics",
     "RunOutput",
+    "eamc_run",
+    "eamc_table",
     "machine_size_of",
     "policy_power_notes",
     "power_setup",
@@ -37,6 +40,7 @@ __all__ = [
     "resolve_machine_size",
     "run_policy",
     "workload_window",
+    "write_eamc_run",
     "write_prediction_report",
     "write_predictions",
     "write_run",
