@@ -2,7 +2,8 @@
 its options, calls these and prints (docs/api.md is a tour).
 
 :mod:`.runs`: one simulation (read, simulate, summarise, write); :mod:`.power`: the power setup of a run;
-:mod:`.predict`: online power and runtime prediction over a workload; :mod:`.eamc`: paper 002's DVFS machine.
+:mod:`.predict`: online power and runtime prediction over a workload; :mod:`.workloads`: format conversion;
+:mod:`.eamc`: paper 002's DVFS machine.
 The names most users need are also in the top-level namespace (``from wattsched import run_policy``).
 """
 
@@ -22,14 +23,18 @@ from wattsched.api.runs import (
     workload_window,
     write_run,
 )
+from wattsched.api.workloads import Conversion, EmptyWorkloadError, convert_workload
 
 __all__ = [
     "DEFAULT_POST_WINDOW_CAP",
     "OUTPUT_FORMATS",
     "RUN_FILES",
+    "Conversion",
+    "EmptyWorkloadError",
     "IgnoredOptionWarning",
     "Metrics",
     "RunOutput",
+    "convert_workload",
     "eamc_run",
     "eamc_table",
     "machine_size_of",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -96,31 +95,21 @@ def data_convert(
     """Read a workload and write it in another format; rejected input records are listed by reason and written
     to OUTPUT's stem + .rejects.parquet (.rejects.csv for a CSV output). Writing no job is an error (exit 1)."""
     # deferred: the readers and writers load numba and pyarrow; `wattsched --help` should not
-    from wattsched.core.rejects import AllRejectedError, rejects_path, write_rejects
-    from wattsched.workload.batsim import write_batsim
-    from wattsched.workload.load import load_workload
-    from wattsched.workload.save import SAVE_FORMATS, save_workload
+    from wattsched.api.workloads import EmptyWorkloadError, conversion_rejects_path, convert_workload
+    from wattsched.core.rejects import AllRejectedError, write_rejects
 
-    endings = (*(e for es in SAVE_FORMATS.values() for e in es), ".json")
-    if not output.name.lower().endswith(endings):
-        fail(f"--output must end in {', '.join(endings)}, got {output.name}")
-    batsim = output.name.lower().endswith(".json")
-    where = rejects_path(output, "csv" if ".csv" in output.name.lower() else "parquet")
+    where = conversion_rejects_path(output)
     try:
-        read = load_workload(input, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
+        done = convert_workload(
+            input, output, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns
+        )
+        read = done.read
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
-        if machine_size is not None:
-            read = read._replace(provenance=dataclasses.replace(read.provenance, machine_size=machine_size))
-        if read.jobs.is_empty():
-            err.print(f"error: {input}: no job to write (the workload has no job records)", markup=False)
-            raise typer.Exit(code=1)
-        if batsim:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            write_batsim(read.jobs, output, provenance=read.provenance)
-        else:
-            left_out = save_workload(read, output)
-            if left_out:
-                err.print(f"note: CSV cannot hold list columns; {', '.join(left_out)} left out")
+        if done.left_out:
+            err.print(f"note: CSV cannot hold list columns; {', '.join(done.left_out)} left out")
+    except EmptyWorkloadError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(code=1) from None
     except AllRejectedError as exc:  # nothing written: exit 1 with the reasons, and the rejects kept
         err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         err.print(f"rejects: {write_rejects(exc.rejects, where)}", markup=False, highlight=False, soft_wrap=True)

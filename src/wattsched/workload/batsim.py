@@ -33,6 +33,7 @@ from wattsched.core.schema import (
     replace_raw,
     sort_queue_order,
 )
+from wattsched.core.store import atomic_write
 
 #: Optional columns carried as extra job fields (when present and not null).
 EXTRA_FIELDS = ("user_id", "power_mean", "power_max", "power_std")
@@ -76,7 +77,7 @@ def write_batsim(
         raise WorkloadError("a Batsim workload needs the machine size (nb_res); pass --machine-size")
     source = provenance.source if provenance is not None else "a canonical job table"
     workload = batsim_workload(jobs, int(size), description=f"exported by wattsched from {source}")
-    Path(path).write_text(json.dumps(workload, indent=1) + "\n")
+    atomic_write(Path(path), json.dumps(workload, indent=1) + "\n")  # a kill leaves the former file whole
 
 
 def is_batsim_doc(doc: Any) -> bool:
