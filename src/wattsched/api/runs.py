@@ -17,7 +17,7 @@ import polars as pl
 
 from wattsched.api.power import IgnoredOptionWarning, policy_power_notes
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
-from wattsched.core.store import atomic_file, atomic_parquet, atomic_write
+from wattsched.core.store import atomic_table, atomic_write
 from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
 from wattsched.engine.windows import cut_one_window, prestate_mode
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
@@ -332,7 +332,7 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
         paths["power"] = out / f"power.{fmt}"
         tables["power"] = run.power
     for name, frame in tables.items():
-        _write_table(frame, paths[name], fmt)
+        atomic_table(frame, paths[name])  # CSV or Parquet by the name, through a renamed temporary
     atomic_write(paths["summary"], json.dumps(run.summary, indent=2, default=_json_default) + "\n")
     atomic_write(paths["provenance"], run.provenance.to_json() + "\n")
     written = set(paths.values())
@@ -350,15 +350,6 @@ RUN_FILES = (
     "run.png",
     "run.svg",
 )
-
-
-def _write_table(frame: pl.DataFrame, path: Path, fmt: str) -> None:
-    """``frame`` as ``fmt`` (parquet or csv) at ``path``, through a renamed temporary."""
-    if fmt == "parquet":
-        atomic_parquet(frame, path)
-    else:
-        with atomic_file(path, binary=True) as f:
-            frame.write_csv(f)
 
 
 def _json_default(value: Any) -> Any:
