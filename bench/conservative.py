@@ -19,9 +19,11 @@ import sys
 import time
 from pathlib import Path
 
+from wattsched.core.data_folder import shared_data_dir
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-RICC = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "data")) / "swf" / "RICC-2010-2.swf.gz"
+RICC = (shared_data_dir(REPO) or REPO.parent / "shared" / "data") / "swf" / "RICC-2010-2.swf.gz"
 FULL = 447_794
 SIZES = [100_000, 200_000, 300_000, FULL]
 QUICK_SIZES = [10_000, 20_000, 40_000]

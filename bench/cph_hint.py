@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 
 import targets
+from wattsched.core.data_folder import shared_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "data"))
+DATA = shared_data_dir(REPO) or REPO.parent / "shared" / "data"
 INSTANCE = DATA / "eurora" / "historical_traces" / "200" / "hist_200_20140402_161826.log_crypt"
 
 

@@ -24,11 +24,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wattsched.core.data_folder import shared_data_dir
+
 if TYPE_CHECKING:
     import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
-RICC = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "data")) / "swf" / "RICC-2010-2.swf.gz"
+RICC = (shared_data_dir(REPO) or REPO.parent / "shared" / "data") / "swf" / "RICC-2010-2.swf.gz"
 PREDICTORS = ["walltime", "oracle", "last2", "rules", "rules-named"]
 ONE_CORE_ENV = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 

@@ -15,9 +15,11 @@ import sys
 import time
 from pathlib import Path
 
+from wattsched.core.data_folder import shared_data_dir
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "data")) / "swf"
+DATA = (shared_data_dir(REPO) or REPO.parent / "shared" / "data") / "swf"
 
 
 def main() -> None:

@@ -21,10 +21,12 @@ import sys
 import time
 from pathlib import Path
 
+from wattsched.core.data_folder import shared_data_dir
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CACHE = HERE / "results" / "queue_scaling_cache"
-RICC = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "data")) / "swf" / "RICC-2010-2.swf.gz"
+RICC = (shared_data_dir(REPO) or REPO.parent / "shared" / "data") / "swf" / "RICC-2010-2.swf.gz"
 POLICIES = ["fcfs", "sjf", "ljf", "easy", "easy-sjf", "easy-saf"]
 BIG = {"easy-saf", "sjf", "easy-sjf"}  # also measured at 5 M jobs (targets)
 ONE_CORE_ENV = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}

@@ -24,10 +24,10 @@ import time
 from datetime import date
 from pathlib import Path
 
+from wattsched.core.data_folder import shared_data_dir
 from wattsched.reproduce import PAPERS, reproduce
 from wattsched.reproduce.claims import VERDICTS
 from wattsched.reproduce.report import verdict_counts
-from wattsched.reproduce.runner import default_data_dir
 
 TIMINGS = Path(__file__).resolve().parents[1] / "src" / "wattsched" / "reproduce" / "timings.json"
 
@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--record", action="store_true", help="record the wall times in reproduce/timings.json")
     parser.add_argument("--keep", type=Path, default=None, help="keep each report in KEEP/NNN-SETTING (claims.json)")
     args = parser.parse_args()
-    data = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
+    data = args.data or shared_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
     print("| paper | setting | wall s | hold / differ / unstable / not checkable | setup |\n|---|---|---|---|---|")
     for paper in args.papers:
         setting = "full" if args.full else "quick"

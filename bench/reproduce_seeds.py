@@ -25,9 +25,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from wattsched.core.data_folder import shared_data_dir
 from wattsched.reproduce import PAPERS, reproduce
 from wattsched.reproduce.claims import catalogue
-from wattsched.reproduce.runner import default_data_dir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reproduce_seeds.json"
 CATALOGUES = Path(__file__).resolve().parents[1] / "src" / "wattsched" / "reproduce" / "claims"
@@ -210,7 +210,7 @@ def main() -> None:
         help="a paper's option for its run, e.g. 000:sensitivity=off (the claims do not depend on it)",
     )
     args = parser.parse_args()
-    data_dir = args.data or default_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
+    data_dir = args.data or shared_data_dir() or Path(__file__).resolve().parents[2] / "shared" / "data"
     previous = json.loads(args.output.read_text()) if args.output.exists() else {}
     summaries = {s["paper"]: s for s in previous.get("papers", [])}
     for paper in [] if args.no_run else args.papers:

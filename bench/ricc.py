@@ -20,8 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from wattsched.core.data_folder import shared_data_dir
+
 REPO = Path(__file__).resolve().parents[1]
-RICC = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO.parent / "shared" / "data")) / "swf" / "RICC-2010-2.swf.gz"
+RICC = (shared_data_dir(REPO) or REPO.parent / "shared" / "data") / "swf" / "RICC-2010-2.swf.gz"
 POLICIES = ["fcfs", "sjf", "ljf", "easy", "easy-sjf", "easy-saf", "conservative"]
 ONE_CORE_ENV = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 

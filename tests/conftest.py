@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from wattsched.core.data_folder import shared_data_dir
+
 # CI explores a fixed set of examples (no flaky runs); local runs keep exploring new ones.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
@@ -17,7 +19,8 @@ if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
 pytest_plugins = ["slurm_fixtures"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("WATTSCHED_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+# $WATTSCHED_DATA (or its old name), else ../shared/data: the lookup every command makes (core/data_folder.py)
+SHARED_DATA = shared_data_dir(REPO_ROOT) or REPO_ROOT.parent / "shared" / "data"
 
 
 def require_data(relative: str) -> Path:

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from wattsched.cli import app
-from wattsched.cli.command_group import WattschedGroup
+from wattsched.cli.command_group import WattschedGroup, hoist_root_flags
 from wattsched.cli.common import console, err, output, set_output_mode
 
 runner = CliRunner()
@@ -39,6 +39,33 @@ def test_simulate_json_is_the_summary(workload, tmp_path) -> None:
     assert summary["metrics"] == on_disk["metrics"] and summary["metrics"]["n_jobs"] == 120
     assert summary["files"]["jobs"] == str(tmp_path / "jobs.parquet")
     assert "jobs simulated" in result.stderr  # the text table went to stderr
+
+
+def test_root_flags_work_after_the_command_too(workload, tmp_path) -> None:
+    """Issue 30, item 7: `simulate … --json` was "No such option: --json"; now the root's flags may come after
+    the command, and every command's help names them."""
+    args = ["simulate", "--workload", str(workload), "--policy", "easy", "--output", str(tmp_path / "a")]
+    summary = _json(runner.invoke(app, [*args, "--json"]))
+    assert summary["metrics"]["n_jobs"] == 120
+    quiet_args = ["simulate", "--workload", str(workload), "-q", "--policy", "easy", "--output", str(tmp_path / "q")]
+    quiet = runner.invoke(app, quiet_args)
+    assert quiet.exit_code == 0 and quiet.output == ""
+    shown = runner.invoke(app, ["simulate", "--help"])
+    assert "Global options, before or after the command: --json, --quiet (-q), --debug" in " ".join(
+        shown.output.split()
+    )
+
+
+def test_root_flags_after_a_double_dash_are_arguments() -> None:
+    assert hoist_root_flags(["simulate", "--output", "x", "--json", "--", "--json"]) == [
+        "--json",
+        "simulate",
+        "--output",
+        "x",
+        "--",
+        "--json",
+    ]
+    assert hoist_root_flags(["data", "stats", "f.swf"]) == ["data", "stats", "f.swf"]
 
 
 def test_quiet_prints_nothing_but_errors(workload, tmp_path) -> None:

@@ -55,6 +55,20 @@ def test_planted_study_edge_breaks_independence(tmp_path: Path) -> None:
     assert "No study imports another study BROKEN" in run.stdout
 
 
+def test_planted_cli_shortcut_breaks_the_api_contract(tmp_path: Path) -> None:
+    """A command that reads a workload itself instead of through ``wattsched.api``, in a type-only import (where
+    a shortcut would hide), breaks the contract: the CLI parses, calls the API and prints."""
+    copy = tmp_path / "src"
+    shutil.copytree(SRC / "wattsched", copy / "wattsched", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "wattsched" / "cli" / "planted.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from wattsched.workload.load import load_workload\n"
+    )
+    run = _lint(copy, tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "The command line reaches the toolkit only through wattsched.api BROKEN" in run.stdout
+    assert "wattsched.cli.planted -> wattsched.workload.load" in run.stdout
+
+
 def _room(module: str) -> str:
     """The package a module lives in (a study counts as its own package)."""
     parts = module.split(".")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -34,6 +35,17 @@ def test_every_option_is_a_key() -> None:
     for key in ("workload", "policy", "output", "machine_size", "format", "metrics_window", "power_check", "html"):
         assert key in keys
     assert "config" not in keys
+
+
+def test_the_keys_single_runs_md_names_are_keys() -> None:
+    """docs/single-runs.md lists example keys; each is one (issue 30, item 12: it listed `report`, refused)."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "single-runs.md").read_text()
+    sentence = page.split("Every option of `simulate` is a key of the TOML file")[1].split("…)")[0]
+    named = [name.replace("-", "_") for name in re.findall(r"`([a-z][a-z_-]*)`", sentence)]
+    assert len(named) >= 4
+    assert set(named) <= set(config_keys(simulate))
 
 
 def test_the_file_gives_every_option(workload, tmp_path) -> None:

@@ -64,13 +64,13 @@ _EXPORTS: dict[str, str] = {
     "Policy": "wattsched.core.policy",
     "View": "wattsched.core.policy",
     "PolicyBase": "wattsched.core.policy",
-    "run_policy": "wattsched.api",
-    "write_run": "wattsched.api",
-    "workload_window": "wattsched.api",
-    "RunOutput": "wattsched.api",
-    "Metrics": "wattsched.api",
-    "power_setup": "wattsched.api",
-    "IgnoredOptionWarning": "wattsched.api",
+    "run_policy": "wattsched.runs",
+    "write_run": "wattsched.runs",
+    "workload_window": "wattsched.runs",
+    "RunOutput": "wattsched.runs",
+    "Metrics": "wattsched.runs",
+    "power_setup": "wattsched.runs",
+    "IgnoredOptionWarning": "wattsched.runs",
     "Platform": "wattsched.power.platform",
     "PowerCapSchedule": "wattsched.power.platform",
     "load_platform": "wattsched.power.platform",
@@ -153,15 +153,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
-    from wattsched.api import (
-        IgnoredOptionWarning,
-        Metrics,
-        RunOutput,
-        power_setup,
-        run_policy,
-        workload_window,
-        write_run,
-    )
     from wattsched.campaign.kinds import load_experiment, parse_experiment
     from wattsched.campaign.runner import CampaignRun, load_results, run_experiment
     from wattsched.core.experiment import Experiment
@@ -178,6 +169,15 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
     from wattsched.predict.run import run_power_prediction, run_runtime_prediction
     from wattsched.predict.runtime import LastTwoPredictor, OraclePredictor, RuleCascadePredictor, WalltimePredictor
+    from wattsched.runs import (
+        IgnoredOptionWarning,
+        Metrics,
+        RunOutput,
+        power_setup,
+        run_policy,
+        workload_window,
+        write_run,
+    )
     from wattsched.workload.load import load_workload
     from wattsched.workload.save import save_workload
 

@@ -14,7 +14,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from wattsched.api import RunOutput, run_policy, write_run
 from wattsched.campaign.runner import CampaignRun, run_experiment
 from wattsched.campaign.spec import load_spec
 from wattsched.core.experiment import no_log
@@ -22,6 +21,7 @@ from wattsched.engine.simulate import simulate
 from wattsched.policies.registry import CORE_POLICIES
 from wattsched.report.dashboard import write_dashboard
 from wattsched.report.figures import write_figures
+from wattsched.runs import RunOutput, run_policy, write_run
 from wattsched.workload.generate import generate_lublin
 from wattsched.workload.save import save_workload
 

@@ -1,48 +1,81 @@
-"""The verbs of the CLI as Python functions, with the CLI's option names and defaults: the command line parses
-its options, calls these and prints (docs/api.md is a tour).
+"""The verbs of the CLI as Python functions, with the CLI's option names and defaults: each command parses its
+options, calls a function here and prints what it returns (docs/api.md is a tour).
 
-:mod:`.runs`: one simulation (read, simulate, summarise, write); :mod:`.power`: the power setup of a run;
-:mod:`.predict`: online power and runtime prediction over a workload; :mod:`.workloads`: format conversion;
-:mod:`.eamc`: paper 002's DVFS machine.
-The names most users need are also in the top-level namespace (``from wattsched import run_policy``).
+This is the top of the toolkit, just under ``wattsched.cli``: the one place the command line reaches the toolkit
+through (an import-linter contract in ``make test`` keeps the CLI off the modules below it). Each submodule is one
+group of commands: :mod:`.workloads` (``data``), :mod:`.predict` (``predict``), :mod:`.eamc` (``eamc``), ...;
+one run and its power setup come from :mod:`wattsched.runs`, re-exported here.
+
+The names resolve on first use (PEP 562), so ``import wattsched.api`` stays cheap: ``wattsched --help`` loads
+none of the toolkit.
 """
 
 from __future__ import annotations
 
-from wattsched.api.eamc import eamc_run, eamc_table, write_eamc_run
-from wattsched.api.power import DEFAULT_POST_WINDOW_CAP, IgnoredOptionWarning, policy_power_notes, power_setup
-from wattsched.api.predict import predict_power, predict_runtime, write_prediction_report, write_predictions
-from wattsched.api.runs import (
-    OUTPUT_FORMATS,
-    RUN_FILES,
-    Metrics,
-    RunOutput,
-    machine_size_of,
-    resolve_machine_size,
-    run_policy,
-    workload_window,
-    write_run,
-)
-from wattsched.api.workloads import Conversion, EmptyWorkloadError, convert_workload
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Public name → the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_POST_WINDOW_CAP": "wattsched.runs",
+    "OUTPUT_FORMATS": "wattsched.runs",
+    "RUN_FILES": "wattsched.runs",
+    "IgnoredOptionWarning": "wattsched.runs",
+    "Metrics": "wattsched.runs",
+    "RunOutput": "wattsched.runs",
+    "machine_size_of": "wattsched.runs",
+    "policy_power_notes": "wattsched.runs",
+    "power_setup": "wattsched.runs",
+    "resolve_machine_size": "wattsched.runs",
+    "run_policy": "wattsched.runs",
+    "workload_window": "wattsched.runs",
+    "write_run": "wattsched.runs",
+    "eamc_run": "wattsched.api.eamc",
+    "eamc_table": "wattsched.api.eamc",
+    "write_eamc_run": "wattsched.api.eamc",
+    "predict_power": "wattsched.api.predict",
+    "predict_runtime": "wattsched.api.predict",
+    "write_prediction_report": "wattsched.api.predict",
+    "write_predictions": "wattsched.api.predict",
+    "load_workload": "wattsched.workload.load",
+    "resolve_policy": "wattsched.policies.loader",
+    "SimulationError": "wattsched.engine.simulate",
+    "CapBasis": "wattsched.power.platform",
+    "PredictionRun": "wattsched.predict.run",
+    "boxplot_per_user": "wattsched.predict.evaluate",
+    "run_demo": "wattsched.demo",
+    "run_campaign_demo": "wattsched.demo",
+    "Conversion": "wattsched.api.workloads",
+    "EmptyWorkloadError": "wattsched.api.workloads",
+    "convert_workload": "wattsched.api.workloads",
+}
 
 __all__ = [
     "DEFAULT_POST_WINDOW_CAP",
     "OUTPUT_FORMATS",
     "RUN_FILES",
+    "CapBasis",
     "Conversion",
     "EmptyWorkloadError",
     "IgnoredOptionWarning",
     "Metrics",
+    "PredictionRun",
     "RunOutput",
+    "SimulationError",
+    "boxplot_per_user",
     "convert_workload",
     "eamc_run",
     "eamc_table",
+    "load_workload",
     "machine_size_of",
     "policy_power_notes",
     "power_setup",
     "predict_power",
     "predict_runtime",
     "resolve_machine_size",
+    "resolve_policy",
+    "run_campaign_demo",
+    "run_demo",
     "run_policy",
     "workload_window",
     "write_eamc_run",
@@ -50,3 +83,44 @@ __all__ = [
     "write_predictions",
     "write_run",
 ]
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from wattsched.api.eamc import eamc_run, eamc_table, write_eamc_run
+    from wattsched.api.predict import predict_power, predict_runtime, write_prediction_report, write_predictions
+    from wattsched.api.workloads import Conversion, EmptyWorkloadError, convert_workload
+    from wattsched.demo import run_campaign_demo, run_demo
+    from wattsched.engine.simulate import SimulationError
+    from wattsched.policies.loader import resolve_policy
+    from wattsched.power.platform import CapBasis
+    from wattsched.predict.evaluate import boxplot_per_user
+    from wattsched.predict.run import PredictionRun
+    from wattsched.runs import (
+        DEFAULT_POST_WINDOW_CAP,
+        OUTPUT_FORMATS,
+        RUN_FILES,
+        IgnoredOptionWarning,
+        Metrics,
+        RunOutput,
+        machine_size_of,
+        policy_power_notes,
+        power_setup,
+        resolve_machine_size,
+        run_policy,
+        workload_window,
+        write_run,
+    )
+    from wattsched.workload.load import load_workload
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use and keep the name here (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wattsched.api' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

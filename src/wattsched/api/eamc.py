@@ -10,11 +10,24 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from wattsched.core.store import atomic_parquet, atomic_table, atomic_write
+from wattsched.studies.eamc.dvfs import DVFSConfigError
+from wattsched.studies.eamc.policies import EAMC_POLICIES
 
 if TYPE_CHECKING:  # the study loads its data tables and the engine: imported by the calls that use it
+    from wattsched.studies.eamc.epm import ScoreForm, WeightPlacement
     from wattsched.studies.eamc.experiment import EAMCRun
 
-__all__ = ["EAMC_PLATFORM", "eamc_run", "eamc_table", "write_eamc_run", "write_table"]
+__all__ = [
+    "EAMC_PLATFORM",
+    "EAMC_POLICIES",
+    "DVFSConfigError",
+    "ScoreForm",
+    "WeightPlacement",
+    "eamc_run",
+    "eamc_table",
+    "write_eamc_run",
+    "write_table",
+]
 
 #: The partitions of paper 002's machine: the p1/p2 preset (docs/platforms.md).
 EAMC_PLATFORM = "eamc-p1p2"

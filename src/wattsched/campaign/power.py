@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from wattsched.api import power_setup, run_policy
 from wattsched.campaign.spec import (
     LEGACY_POST_WINDOW_CAP,
     CampaignSpec,
@@ -50,6 +49,7 @@ from wattsched.power.platform import load_platform
 from wattsched.power.run import PowerSetup
 from wattsched.predict.power_history import HistoryConfig
 from wattsched.predict.run import run_power_prediction
+from wattsched.runs import power_setup, run_policy
 from wattsched.workload.load import load_workload
 
 #: The aggregations ``report`` accepts (paper 000 averages over (workload window, cap) groups).

@@ -30,13 +30,13 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 from pydantic import Field, field_validator, model_validator
 
-from wattsched.api import run_policy
 from wattsched.campaign.spec import WorkloadSpec, variants
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.spec import StrictModel
 from wattsched.core.store import run_id, write_result
 from wattsched.policies.registry import CORE_POLICIES, POLICIES
+from wattsched.runs import run_policy
 from wattsched.workload.load import load_workload
 
 #: The metrics the summary averages over windows, in the order it prints them.

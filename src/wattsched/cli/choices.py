@@ -12,6 +12,8 @@ import importlib
 from collections.abc import Callable
 from enum import StrEnum
 
+import typer
+
 __all__ = [
     "AdviseMode",
     "Aggregate",
@@ -40,6 +42,7 @@ __all__ = [
     "complete_runtime_predictor",
     "policy_name",
     "power_check_name",
+    "repeated_policy_names",
 ]
 
 
@@ -180,13 +183,13 @@ def _completer(module: str, attribute: str, what: str) -> Callable[[str], list[s
 
 
 #: --policy: the registry's names (a module:Class is typed, not completed).
-complete_policy = _completer("wattsched.policies.registry", "POLICIES", "--policy")
+complete_policy = _completer("wattsched.api.vocabulary", "policy_names", "--policy")
 #: --power-check: the named checks (quantile:P with P typed in).
-complete_check = _completer("wattsched.policies.powercheck", "check_names", "--power-check")
-complete_power_predictor = _completer("wattsched.predict.registry", "POWER_PREDICTORS", "a power predictor name")
-complete_runtime_predictor = _completer("wattsched.predict.registry", "RUNTIME_PREDICTORS", "a runtime predictor")
-complete_paper = _completer("wattsched.reproduce.claims", "PAPERS", "reproduce PAPER")
-complete_eamc_policy = _completer("wattsched.studies.eamc.policies", "EAMC_POLICIES", "eamc run --policy")
+complete_check = _completer("wattsched.api.vocabulary", "check_names", "--power-check")
+complete_power_predictor = _completer("wattsched.api.vocabulary", "POWER_PREDICTORS", "a power predictor name")
+complete_runtime_predictor = _completer("wattsched.api.vocabulary", "RUNTIME_PREDICTORS", "a runtime predictor")
+complete_paper = _completer("wattsched.api.reproduce", "PAPERS", "reproduce PAPER")
+complete_eamc_policy = _completer("wattsched.api.eamc", "EAMC_POLICIES", "eamc run --policy")
 
 
 def policy_name(value: str | None) -> str | None:
@@ -194,9 +197,21 @@ def policy_name(value: str | None) -> str | None:
     other value (a module:Class, an unknown name) passes unchanged, to be checked where it is used."""
     if value is None or ":" in value:
         return value
-    from wattsched.policies.registry import POLICIES  # deferred: loads numba's compiled policies
+    from wattsched.api.vocabulary import policy_names  # deferred: loads numba's compiled policies
 
-    return value.lower() if value.lower() in POLICIES else value
+    return value.lower() if value.lower() in policy_names() else value
+
+
+def repeated_policy_names(values: list[str] | None) -> list[str] | None:
+    """A repeated --policy, each folded as :func:`policy_name` does; a policy given twice is an error (its
+    runs would write the same folder)."""
+    if values is None:
+        return None
+    folded = [policy_name(v) or v for v in values]
+    repeated = sorted({p for p in folded if folded.count(p) > 1})
+    if repeated:
+        raise typer.BadParameter(f"{', '.join(repeated)} given more than once", param_hint="--policy")
+    return folded
 
 
 def power_check_name(value: str | None) -> str | None:

@@ -26,7 +26,15 @@ else:
     except ImportError:  # pragma: no cover - older typer on click
         from click import ClickException as _UsageBase
 
-__all__ = ["EXPECTED_ERRORS", "WattschedGroup", "describe_exception", "plain_help", "plain_metavars"]
+__all__ = [
+    "EXPECTED_ERRORS",
+    "ROOT_FLAGS",
+    "WattschedGroup",
+    "describe_exception",
+    "hoist_root_flags",
+    "plain_help",
+    "plain_metavars",
+]
 
 #: Exceptions whose message is meant for the user (bad input, a missing file): printed without the hint to rerun
 #: with --debug. The toolkit's own errors (WorkloadError, CampaignError, PlatformFileError...) derive from
@@ -44,12 +52,34 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text} (run with --debug for the traceback)"
 
 
+#: The root's flags (``wattsched --json simulate …``), also taken after the command (``wattsched simulate …
+#: --json``): a user puts an output switch at the end of the line, as with Slurm's ``--parsable`` or ``-Q``.
+ROOT_FLAGS = ("--json", "--quiet", "-q", "--debug")
+ROOT_FLAGS_EPILOG = "Global options, before or after the command: --json, --quiet (-q), --debug (see wattsched --help)."
+
+
+def hoist_root_flags(args: list[str]) -> list[str]:
+    """The arguments with the root's flags given after the command moved to the front, where click parses
+    them; nothing after a ``--`` is moved (it is an argument, whatever it reads)."""
+    end = args.index("--") if "--" in args else len(args)
+    flags = [a for a in args[:end] if a in ROOT_FLAGS]
+    if not flags:
+        return args
+    return flags + [a for a in args[:end] if a not in ROOT_FLAGS] + args[end:]
+
+
 class WattschedGroup(TyperGroup):
     """typer's group with the error path of the whole command line (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         plain_metavars(self)
+        _root_flags_epilog(self)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if ctx.parent is None:  # the root group: its flags may come after the command
+            args = hoist_root_flags(args)
+        return super().parse_args(ctx, args)
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -119,6 +149,15 @@ def plain_metavars(command: Any) -> None:
     _plain_help_option(command)
     for sub in getattr(command, "commands", {}).values():
         plain_metavars(sub)
+
+
+def _root_flags_epilog(group: Any) -> None:
+    """Every command's help ends naming the root's flags, which it accepts after it (:func:`hoist_root_flags`)."""
+    for sub in getattr(group, "commands", {}).values():
+        if getattr(sub, "commands", None):
+            _root_flags_epilog(sub)
+        elif not getattr(sub, "epilog", None):
+            sub.epilog = ROOT_FLAGS_EPILOG
 
 
 _RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -13,8 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 if TYPE_CHECKING:  # polars is imported by the commands that use it, not to print --help
@@ -35,11 +32,9 @@ __all__ = [
     "parse_items",
     "parse_window",
     "print_table",
-    "progress_bar",
     "quote",
     "renamed_option",
     "report_rejects",
-    "track",
     "warn",
     "warn_ignored_timezone",
 ]
@@ -211,24 +206,6 @@ def parse_items(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
-def progress_bar(label: str, *extra: ProgressColumn) -> Progress:
-    """A transient progress bar on stderr (piped stdout stays clean): ``label`` (rich markup: escape any input in
-    it with rich.markup.escape), the bar,
-    done/total, the ``extra`` columns and the elapsed time."""
-    return Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), *extra, TimeElapsedColumn(), console=err, transient=True
-    )
-
-
-def track(items: Iterable[T], total: int, description: str) -> Iterator[T]:
-    """Yield ``items`` while a progress bar counts them."""
-    with progress_bar(f"[bold]{escape(description)}[/]") as bar:
-        task = bar.add_task(description, total=total)
-        for item in items:
-            yield item
-            bar.advance(task)
-
-
 def print_table(frame: pl.DataFrame, title: str) -> None:
     """A data frame as a rich table: text columns left, numbers right, floats with three decimals."""
     import polars as pl
@@ -260,7 +237,7 @@ TimezoneOption = Annotated[
 def warn_ignored_timezone(timezone: str | None, fmt: str, source: str) -> None:
     """Warn on stderr that ``--timezone`` did nothing because ``source`` (format ``fmt``) has no naive
     wall-clock times (the formats' registry says which do: ``workload/formats.py``)."""
-    from wattsched.workload.formats import reads_timezone
+    from wattsched.api.vocabulary import reads_timezone
 
     if timezone is not None and not reads_timezone(fmt):
         err.print(

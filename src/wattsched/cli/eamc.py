@@ -15,8 +15,8 @@ from wattsched.cli.common import console, emit_json, fail, parse_items
 from wattsched.core.errors import CampaignError
 
 if TYPE_CHECKING:
-    from wattsched.studies.eamc.epm import ScoreForm
-    from wattsched.studies.eamc.epm import WeightPlacement as EpmWeightPlacement
+    from wattsched.api.eamc import ScoreForm
+    from wattsched.api.eamc import WeightPlacement as EpmWeightPlacement
 
 app = typer.Typer(
     help="EAMC energy model (paper 002): optimal DVFS frequency and partition efficiency per app.", no_args_is_help=True
@@ -29,8 +29,7 @@ def eamc_table(
         Path | None,
         typer.Option(
             help="EAMC data: the en_conf directory (2hw.conf, 2hw/), or a directory above it (eamc/, the shared data "
-            "root).",
-            envvar="WATTSCHED_SHARED_DATA",
+            "root; default: $WATTSCHED_DATA or ../shared/data).",
         ),
     ] = None,
     t_weight: Annotated[
@@ -58,9 +57,8 @@ def eamc_table(
 ) -> None:
     """Per app and partition of the p1/p2 system: optimal frequency (Eq. 4), time, energy and part_eff (Eq. 5)."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
+    from wattsched.api.eamc import DVFSConfigError, write_table
     from wattsched.api.eamc import eamc_table as table_of
-    from wattsched.api.eamc import write_table
-    from wattsched.studies.eamc.dvfs import DVFSConfigError
 
     if output is not None and not output.name.lower().endswith((".csv", ".parquet")):
         fail(f"--output must end in .csv or .parquet, got {output.name}")
@@ -74,7 +72,7 @@ def eamc_table(
             platform=platform_name,
         )
     except (DVFSConfigError, ValueError) as exc:
-        fail(str(exc) + (" (--data-dir or WATTSCHED_SHARED_DATA)" if data_dir is None else ""))
+        fail(str(exc))
     emit_json({"rows": frame.to_dicts(), "output": str(output) if output is not None else None})
     table = Table(
         title=f"EAMC p1/p2: optimal frequency and partition efficiency (t_weight = {t_weight:g}, "
@@ -145,7 +143,8 @@ def eamc_run(
         ),
     ] = ThresholdMode.relative,
     data_dir: Annotated[
-        Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
+        Path | None,
+        typer.Option(help="EAMC data (the en_conf directory or above; default: $WATTSCHED_DATA or ../shared/data)."),
     ] = None,
     platform_name: Annotated[
         str, typer.Option("--platform", help="The partitions: a dvfs preset or platform file (docs/platforms.md).")
@@ -156,9 +155,8 @@ def eamc_run(
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
     import polars as pl
 
+    from wattsched.api.eamc import DVFSConfigError, write_eamc_run
     from wattsched.api.eamc import eamc_run as run_of
-    from wattsched.api.eamc import write_eamc_run
-    from wattsched.studies.eamc.dvfs import DVFSConfigError
 
     try:
         run = run_of(
@@ -198,30 +196,27 @@ def eamc_grid(
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: the CPU count).")] = None,
     address: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
     data_dir: Annotated[
-        Path | None, typer.Option(help="EAMC data (the en_conf directory or above).", envvar="WATTSCHED_SHARED_DATA")
+        Path | None,
+        typer.Option(help="EAMC data (the en_conf directory or above; default: $WATTSCHED_DATA or ../shared/data)."),
     ] = None,
 ) -> None:
     """Paper 002's evaluation grid (mixes × policies × t_weight × seeds), then Figs. 3–5 and summary.csv: an alias
     of ``campaign run`` with a spec of kind eamc (docs/eamc.md)."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
-    from wattsched.campaign.kinds import parse_experiment
-    from wattsched.campaign.runner import report
-    from wattsched.studies.eamc.dvfs import DVFSConfigError
+    from wattsched.api.campaigns import eamc_grid_experiment, grid_report
+    from wattsched.api.eamc import DVFSConfigError
 
     try:
-        spec = {
-            "kind": "eamc",
-            "name": "eamc-grid",
-            "data_dir": str(data_dir) if data_dir else None,
-            "mixes": parse_items(mixes),
-            "t_weights": [float(x) for x in parse_items(t_weights)],
-            "seeds": [int(x) for x in parse_items(seeds)],
-            "jobs": jobs,
-            **({"policies": parse_items(policies)} if policies else {}),
-        }
-        experiment = parse_experiment(spec, "eamc grid")
+        experiment = eamc_grid_experiment(
+            jobs=jobs,
+            mixes=parse_items(mixes),
+            policies=parse_items(policies) if policies else None,
+            t_weights=[float(x) for x in parse_items(t_weights)],
+            seeds=[int(x) for x in parse_items(seeds)],
+            data_dir=data_dir,
+        )
         result = run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
-        paths = report(output, output / "report")
+        paths = grid_report(output)
     except (CampaignError, DVFSConfigError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     emit_json(

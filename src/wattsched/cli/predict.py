@@ -8,6 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from wattsched.api.vocabulary import (
+    DEFAULT_PREDICTION_PLATFORM,
+    POWER_PREDICTORS,
+    PREDICTORS,
+    RUNTIME_PREDICTORS,
+    format_help,
+)
 from wattsched.cli.choices import Completion, CvKind, complete_power_predictor, complete_runtime_predictor
 from wattsched.cli.common import (
     ColumnsOption,
@@ -21,13 +28,10 @@ from wattsched.cli.common import (
     warn_ignored_timezone,
 )
 from wattsched.core.errors import WorkloadError
-from wattsched.power.defaults import DEFAULT_PREDICTION_PLATFORM
-from wattsched.predict.registry import POWER_PREDICTORS, PREDICTORS, RUNTIME_PREDICTORS
-from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:  # imported by the commands themselves, not to print --help
+    from wattsched.api import PredictionRun
     from wattsched.core.schema import ReadResult
-    from wattsched.predict.run import PredictionRun
 
 app = typer.Typer(help="Add online power or runtime predictions to a workload.", no_args_is_help=True)
 
@@ -69,7 +73,7 @@ def _write_predictions(run: PredictionRun, read: ReadResult, output: Path) -> No
 def _write_extras(run: PredictionRun, plots: Path | None, report: Path | None, what: str, unit: str) -> None:
     """The per-user MAE box plot and the JSON report, when asked for."""
     # deferred: the box plot loads matplotlib; `wattsched --help` should not
-    from wattsched.predict.evaluate import boxplot_per_user
+    from wattsched.api import boxplot_per_user
 
     if plots is not None:
         path = boxplot_per_user(
@@ -182,9 +186,8 @@ def predict_power_cmd(
 
     ML methods retrain weekly (RFECV, then a grid search, on the jobs completed so far); see docs/prediction.md."""
     # deferred: the predictors load numba, SciPy and (ML) scikit-learn; `wattsched --help` should not
+    from wattsched.api import SimulationError, load_workload
     from wattsched.api.predict import predict_power
-    from wattsched.engine.simulate import SimulationError
-    from wattsched.workload.load import load_workload
 
     window = renamed_option(window, old_window, "--window", "--history-window")  # --window: simulate's cap window
     n_jobs = renamed_option(n_jobs, old_n_jobs, "--n-jobs", "--cv-workers")  # --jobs: a count of jobs
@@ -251,9 +254,8 @@ def predict_runtime_cmd(
 ) -> None:
     """Predict each job's runtime online from finished jobs only and print the MAE report."""
     # deferred: the predictors load numba; `wattsched --help` should not
+    from wattsched.api import SimulationError, load_workload
     from wattsched.api.predict import predict_runtime
-    from wattsched.engine.simulate import SimulationError
-    from wattsched.workload.load import load_workload
 
     _check_output(output)
     try:

@@ -3,7 +3,6 @@ paper beside our value."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -14,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from wattsched.cli.choices import complete_paper
-from wattsched.cli.common import console, emit_json, err, fail, renamed_option, track, warn
+from wattsched.cli.common import console, emit_json, err, fail, renamed_option, warn
+from wattsched.cli.progress import track
 from wattsched.cli.stoppable import exit_interrupted
 from wattsched.core.errors import WorkloadError
 from wattsched.core.stopping import interruptions
@@ -49,29 +49,32 @@ def reproduce(
     """Run a paper's experiment with its settings; write results.parquet, figures, claims.json and REPORT.md/html
     setting every claim of the paper beside our value and a verdict (holds, differs, unstable, not checkable)."""
     # deferred: a reproduction loads every study, the engine and the figures; `wattsched --help` should not
-    from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
-    from wattsched.reproduce.claims import claim as claim_of
-    from wattsched.reproduce.report import verdict_counts
-    from wattsched.reproduce.report_render import counts_line
-    from wattsched.reproduce.runner import ReproduceError, default_data_dir, stop_workers
-    from wattsched.reproduce.runner import reproduce as run_reproduction
+    from wattsched.api.reproduce import (
+        ReproduceError,
+        claim_rows,
+        ignored_reproduce_options,
+        paper_id,
+        reproduce_paper,
+        reproduction_output,
+        stop_workers,
+        verdict_summary,
+    )
 
     seeds = renamed_option(seeds, old_seeds, "--seeds", "--seed-count")  # --seeds: a list of seeds elsewhere
     data = renamed_option(data, old_data, "--data", "--data-dir")  # --data-dir: the data folder everywhere
-    given = paper
-    paper = paper.zfill(3)
-    if paper not in PAPERS:
-        fail(f"paper must be one of {', '.join(PAPERS)}, got {given!r}")
-    out = output or Path(f"reproduce-{paper}{'-quick' if quick else ''}")
-    seed_list = tuple(range(seed, seed + seeds))
+    try:
+        paper = paper_id(paper)
+    except ReproduceError as exc:
+        fail(str(exc))
+    out = output or reproduction_output(paper, quick)
     options: dict[str, str] = {}
     for item in settings or ():
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             fail(f"--set takes NAME=VALUE, got {item!r}")
         options[name.strip()] = value.strip()
-    if workers is not None and paper in SERIAL_PAPERS:
-        warn(f"--workers is ignored: paper {paper}'s reproduction runs in one process")
+    for note in ignored_reproduce_options(paper, workers):
+        warn(note)
     command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
 
     started = time.perf_counter()
@@ -80,13 +83,14 @@ def reproduce(
         err.print(Text(f"{time.perf_counter() - started:7.1f} s", style="dim"), message)
 
     try:
-        result = run_reproduction(
+        result = reproduce_paper(
             paper,
             out,
             quick=quick,
-            seeds=seed_list,
-            workers=workers or os.cpu_count() or 1,
-            data_dir=data or default_data_dir(),
+            seed=seed,
+            seed_count=seeds,
+            workers=workers,
+            data_dir=data,
             command=command,
             step=step,
             track_fn=track,
@@ -100,22 +104,23 @@ def reproduce(
         )
     except (ReproduceError, WorkloadError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    counts, setup = verdict_counts(result.run.claims)
+    counts, setup, tally = verdict_summary(result)
+    rows = claim_rows(result)
     emit_json(
         {
             "paper": paper,
             "seconds": result.seconds,
             "verdicts": counts,
             "setup": setup,
-            "claims": [{"id": r.id, "ours": r.ours_text, "verdict": r.verdict} for r in result.run.claims],
+            "claims": [{"id": r.id, "ours": r.ours, "verdict": r.verdict} for r in rows],
             "files": {k: str(p) for k, p in result.files.items()},
         }
     )
-    table = Table(title=f"Paper {paper}: {counts_line(counts, setup)} ({result.seconds:.0f} s)")
+    table = Table(title=f"Paper {paper}: {tally} ({result.seconds:.0f} s)")
     for col in ("id", "paper", "ours", "verdict"):
         table.add_column(col, overflow="fold")
-    for r in result.run.claims:
+    for r in rows:
         colour = {"holds": "green", "differs": "yellow", "unstable": "magenta", "not checkable": "dim"}[r.verdict]
-        table.add_row(r.id, claim_of(r.id).paper_value, r.ours_text, Text(r.verdict, style=colour))
+        table.add_row(r.id, r.paper, r.ours, Text(r.verdict, style=colour))
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -52,34 +52,24 @@ def rmap_grid(
     model data; summary and Figs. 6–15: an alias of ``campaign run`` with a spec of kind rmap (docs/rmap.md), plus
     every job and decision in DIR/jobs.parquet and DIR/decisions.parquet."""
     # deferred: the study loads its data tables and the engine; `wattsched --help` should not
-    from wattsched.campaign.kinds import parse_experiment
-    from wattsched.campaign.runner import report
-    from wattsched.studies.rmap.experiment import load_rmap_runs
-    from wattsched.studies.rmap.results import rmap_summary, table4_check
+    from wattsched.api.campaigns import rmap_grid_experiment, rmap_grid_report
 
     try:
-        spec: dict[str, Any] = {
-            "kind": "rmap",
-            "name": "rmap-grid",
-            "traces": parse_items(traces),
-            "bounds": [float(b) for b in parse_items(bounds)],
-            "seed": seed,
-            "sample_share": sample_share,
-            "overestimate": overestimate,
-            "arrival_scale": arrival_scale,
-            "details": str(details) if details is not None else None,
-            "cab_data": cab_data,
-        }
-        experiment = parse_experiment(spec, "rmap grid")
+        experiment = rmap_grid_experiment(
+            traces=parse_items(traces),
+            bounds=[float(b) for b in parse_items(bounds)],
+            seed=seed,
+            sample_share=sample_share,
+            overestimate=overestimate,
+            arrival_scale=arrival_scale,
+            details=details,
+            cab_data=cab_data,
+        )
         result = run_with_progress(experiment, output, workers=1)
-        paths = report(output, output / "report")  # also DIR/jobs.parquet and DIR/decisions.parquet
-        jobs, _ = load_rmap_runs(output)
+        written = rmap_grid_report(output)  # also DIR/jobs.parquet and DIR/decisions.parquet
     except (CampaignError, ValueError, FileNotFoundError, RuntimeError) as exc:
         fail(str(exc))
-
-    import polars as pl
-
-    summary = rmap_summary(jobs).filter(pl.col("default_data"))
+    summary = written.summary
     emit_json({"output": str(output), "runs": result.total, "seconds": result.seconds, "summary": summary.to_dicts()})
     print_table(
         summary.select(
@@ -87,10 +77,9 @@ def rmap_grid(
         ),
         f"RMAP grid ({result.seconds:.1f} s): mean turnaround (s), normalised to Traditional",
     )
-    if "large" in spec["traces"] and 6500.0 in spec["bounds"]:
-        gains = table4_check(rmap_summary(jobs))
+    if written.table4 is not None:
         console.print(
             "large trace at 6,500 W, improvement over Traditional (the paper's Table 4 quantity): "
-            + ", ".join(f"{k.removeprefix('rmap-')} {v:+.1f}%" for k, v in gains.items())
+            + ", ".join(f"{k.removeprefix('rmap-')} {v:+.1f}%" for k, v in written.table4.items())
         )
-    console.print(f"wrote {len(paths)} report files in {output / 'report'} and {output}")
+    console.print(f"wrote {len(written.paths)} report files in {output / 'report'} and {output}")

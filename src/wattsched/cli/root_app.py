@@ -12,8 +12,9 @@ from wattsched.cli import advise, campaign, data, dataset, eamc, generate, platf
 from wattsched.cli.campaign import print_campaign_summary
 from wattsched.cli.choices import DemoKind
 from wattsched.cli.command_group import WattschedGroup
-from wattsched.cli.common import console, emit_json, err, fail, progress_bar, set_output_mode
+from wattsched.cli.common import console, emit_json, err, fail, set_output_mode
 from wattsched.cli.compare import compare, report
+from wattsched.cli.progress import progress_bar
 from wattsched.cli.reproduce import reproduce
 from wattsched.cli.simulate import simulate
 from wattsched.cli.stoppable import StoppableTyper, exit_interrupted
@@ -80,14 +81,15 @@ def root(
 def policies() -> None:
     """List the scheduling policies."""
     # deferred: the registry loads numba's compiled policies; `wattsched --help` should not
-    from wattsched.policies.registry import POLICIES
+    from wattsched.api.vocabulary import policy_descriptions
 
-    emit_json({"policies": [{"name": p.name, "semantics": p.description} for p in POLICIES.values()]})
+    described = policy_descriptions()
+    emit_json({"policies": [{"name": name, "semantics": semantics} for name, semantics in described]})
     table = Table(title="policies")
     table.add_column("name")
     table.add_column("semantics")
-    for p in POLICIES.values():
-        table.add_row(p.name, p.description)
+    for name, semantics in described:
+        table.add_row(name, semantics)
     console.print(table)
 
 
@@ -113,7 +115,7 @@ def demo(
         _demo_campaign(output, jobs or 40_000, seed, workers)
         return
     # deferred: the demo loads the engine and matplotlib; `wattsched --help` should not
-    from wattsched.demo import run_demo
+    from wattsched.api import run_demo
 
     jobs = jobs or 10_000
     console.print(
@@ -152,9 +154,9 @@ def demo(
 def _demo_campaign(output: Path, jobs: int, seed: int, workers: int | None) -> None:
     """Paper 000's campaign in small, with a progress bar, then its summary table."""
     # deferred: the campaign, its figures and dashboard load pydantic, matplotlib and plotly
-    from wattsched.campaign.runner import CampaignInterrupted
+    from wattsched.api import run_campaign_demo
+    from wattsched.api.campaigns import CampaignInterrupted
     from wattsched.core.output_folders import FolderBusyError
-    from wattsched.demo import run_campaign_demo
 
     console.print(
         f"Campaign {output / 'campaign.toml'}: {jobs:,} Marconi100-like jobs (seed {seed}), 3 windows of 24 h, "

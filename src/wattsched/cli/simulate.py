@@ -14,6 +14,13 @@ from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
 
+from wattsched.api.vocabulary import (
+    DEFAULT_POST_WINDOW_CAP,
+    POWER_PREDICTORS,
+    RUNTIME_PREDICTORS,
+    check_help,
+    format_help,
+)
 from wattsched.cli.choices import (
     CapBasis,
     Knapsack,
@@ -25,8 +32,8 @@ from wattsched.cli.choices import (
     complete_policy,
     complete_power_predictor,
     complete_runtime_predictor,
-    policy_name,
     power_check_name,
+    repeated_policy_names,
 )
 from wattsched.cli.common import (
     PROGRESS_THRESHOLD,
@@ -37,20 +44,16 @@ from wattsched.cli.common import (
     err,
     fail,
     parse_window,
-    progress_bar,
     report_rejects,
     warn,
     warn_ignored_timezone,
 )
 from wattsched.cli.config import config_callback
+from wattsched.cli.progress import progress_bar
 from wattsched.core.errors import WorkloadError
-from wattsched.policies.powercheck import check_help
-from wattsched.power.defaults import DEFAULT_POST_WINDOW_CAP
-from wattsched.predict.registry import POWER_PREDICTORS, RUNTIME_PREDICTORS
-from wattsched.workload.formats import format_help
 
 if TYPE_CHECKING:
-    from wattsched.power.platform import CapBasis as PowerCapBasis
+    from wattsched.api import CapBasis as PowerCapBasis
 
 
 class RunFormat(StrEnum):
@@ -75,10 +78,11 @@ def simulate(
         ),
     ],
     policy: Annotated[
-        str,
+        list[str],
         typer.Option(
-            help="Policy name, any case (see wattsched policies), or a Python policy MODULE:CLASS or FILE.py:CLASS.",
-            callback=policy_name,
+            help="Policy name, any case (see wattsched policies), or a Python policy MODULE:CLASS or FILE.py:CLASS. "
+            "Repeat it to run each policy on each workload (DIR/<policy>/ each).",
+            callback=repeated_policy_names,
             autocompletion=complete_policy,
         ),
     ],
@@ -196,25 +200,26 @@ def simulate(
     """Simulate one policy on one workload and write DIR/jobs, timeline, rejects, summary.json (and power).
 
     Several ``--workload`` options run the same policy and options on each, in one process (no start-up per
-    run): DIR/<workload name>/ each, a progress bar over the workloads and one summary row per workload."""
+    run): DIR/<workload name>/ each, a progress bar over the workloads and one summary row per workload. Several
+    ``--policy`` options run each policy: DIR/<policy>/ (DIR/<workload name>/<policy>/ with several workloads)."""
     # deferred: the engine and the power model load numba and SciPy; `wattsched --help` should not
     from wattsched.api import (
         IgnoredOptionWarning,
+        SimulationError,
+        load_workload,
         machine_size_of,
         policy_power_notes,
         power_setup,
+        resolve_policy,
         run_policy,
         workload_window,
         write_run,
     )
-    from wattsched.engine.simulate import SimulationError
-    from wattsched.policies.loader import resolve_policy
-    from wattsched.workload.load import load_workload
 
-    batch = len(workload) > 1
+    batch = len(workload) > 1 or len(policy) > 1
 
-    def run_one(path: Path, out: Path) -> tuple[Any, dict[str, Path]]:
-        """Read, simulate and write one workload (the whole single-workload command, less its printing)."""
+    def read_one(path: Path) -> Any:
+        """Read one workload (and cut its window): once per workload, whatever the number of policies."""
         read = load_workload(path, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
         size, size_from = machine_size_of(read.provenance, machine_size, power)
@@ -222,6 +227,10 @@ def simulate(
             err.print(f"machine size: {size:,} nodes, from platform {platform}", markup=False, highlight=False)
         if window_start is not None:
             read = workload_window(read, window_start, window_hours, prestate=prestate, machine_size=size)
+        return read
+
+    def run_one(read: Any, spec: str, chosen: Any, out: Path) -> tuple[Any, dict[str, Path]]:
+        """Simulate one read workload under one policy and write it (the single-run command, less printing)."""
         simulate_it = partial(
             run_policy,
             read,
@@ -237,20 +246,20 @@ def simulate(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IgnoredOptionWarning)  # printed once, before the runs
             if read.jobs.height > PROGRESS_THRESHOLD and not batch:
-                with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("jobs submitted")) as bar:
+                with progress_bar("[bold]simulating[/] " + escape(spec), TextColumn("jobs submitted")) as bar:
                     task = bar.add_task("sim", total=read.jobs.height)
                     run = simulate_it(progress=lambda done, total: bar.update(task, completed=done))
             else:
                 run = simulate_it()
         paths = write_run(run, out, fmt.value)
         if html:
-            from wattsched.report.run_report import write_run_report  # deferred: matplotlib
+            from wattsched.api.reports import write_run_report  # deferred: matplotlib
 
             paths["report"] = write_run_report(out)
         return run, paths
 
     try:
-        chosen: Any = resolve_policy(policy)
+        chosen = {spec: resolve_policy(spec) for spec in policy}
         if window_start is None and (prestate != "requeue" or window_hours != 24.0):
             raise ValueError("--window-hours and --prestate apply to a window: give --window-start")
         power = power_setup(
@@ -267,81 +276,113 @@ def simulate(
             subtract_idle=subtract_idle,
             sigma_scaling=sigma_scaling,
         )
-        for note in policy_power_notes(policy, power, online_power):
-            warn(note)
+        for spec in policy:
+            for note in policy_power_notes(spec, power, online_power):
+                warn(note)
         if not batch:
-            run, paths = run_one(workload[0], output)
+            run, paths = run_one(read_one(workload[0]), policy[0], chosen[policy[0]], output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if batch:
-        _simulate_batch(workload, output, policy, run_one, (WorkloadError, SimulationError, ValueError, OSError))
+        errors = (WorkloadError, SimulationError, ValueError, OSError)
+        _simulate_batch(workload, policy, output, read_one, lambda r, p, o: run_one(r, p, chosen[p], o), errors)
         return
     emit_json({**run.summary, "files": {k: str(p) for k, p in paths.items()}})
-    _print_summary(run.summary, title=f"{policy} on {workload[0].name}")
+    _print_summary(run.summary, title=f"{policy[0]} on {workload[0].name}")
     report_rejects(run.rejects, run.provenance.format)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
-def batch_folders(workloads: list[Path]) -> list[str]:
-    """One output folder name per workload: its file name without the format's suffixes, made unique with
-    ``-2``, ``-3``... in the order given (two ``log.swf`` of different folders must not overwrite each other)."""
+def unique_folders(stems: list[str]) -> list[str]:
+    """The names made unique with ``-2``, ``-3``... in the order given."""
     names: list[str] = []
     seen: dict[str, int] = {}
-    for path in workloads:
-        stem = path.name.split(".")[0] or path.name
+    for stem in stems:
         seen[stem] = seen.get(stem, 0) + 1
         names.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
     return names
 
 
+def batch_folders(workloads: list[Path]) -> list[str]:
+    """One output folder name per workload: its file name without the format's suffixes, made unique with
+    ``-2``, ``-3``... in the order given (two ``log.swf`` of different folders must not overwrite each other)."""
+    return unique_folders([path.name.split(".")[0] or path.name for path in workloads])
+
+
+def policy_folders(policies: list[str]) -> list[str]:
+    """One output folder name per policy: a registered name as it is, a Python policy by its class name
+    (``examples/strict_fcfs.py:StrictFcfs`` → ``StrictFcfs``), made unique in the order given."""
+    return unique_folders([spec.rpartition(":")[2] or spec for spec in policies])
+
+
 def _simulate_batch(
     workloads: list[Path],
+    policies: list[str],
     output: Path,
-    policy: str,
-    run_one: Callable[[Path, Path], tuple[Any, dict[str, Path]]],
+    read_one: Callable[[Path], Any],
+    run_one: Callable[[Any, str, Path], tuple[Any, dict[str, Path]]],
     errors: tuple[type[BaseException], ...],
 ) -> None:
-    """Run every workload in this process, DIR/<name>/ each; a workload that fails is one error line and
-    does not stop the others; the command fails when any did (after the others are written)."""
+    """Run every policy on every workload in this process, each workload read once: DIR/<workload>/ with one
+    policy, DIR/<policy>/ with one workload, DIR/<workload>/<policy>/ with several of both. A workload or run
+    that fails is one error line and does not stop the others; the command fails when any did (after the others
+    are written)."""
     rows: list[dict[str, Any]] = []
     failed: list[dict[str, str]] = []
-    with progress_bar("[bold]simulating[/] " + escape(policy), TextColumn("workloads")) as bar:
-        task = bar.add_task("batch", total=len(workloads))
-        for path, name in zip(workloads, batch_folders(workloads), strict=True):
+    several_workloads, several_policies = len(workloads) > 1, len(policies) > 1
+    label = policies[0] if not several_policies else f"{len(policies)} policies"
+    with progress_bar("[bold]simulating[/] " + escape(label), TextColumn("runs")) as bar:
+        task = bar.add_task("batch", total=len(workloads) * len(policies))
+        for path, wname in zip(workloads, batch_folders(workloads), strict=True):
+            base = output / wname if several_workloads else output
             try:
-                run, _ = run_one(path, output / name)
+                read = read_one(path)
             except errors as exc:
                 line = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
                 err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
-                failed.append({"workload": str(path), "error": str(exc)})
-            else:
-                m = run.summary["metrics"]
-                rows.append(
-                    {
-                        "workload": str(path),
-                        "output": str(output / name),
-                        "jobs": m["n_jobs"],
-                        "rejected": run.summary["workload"]["rejected"],
-                        "wait_mean": m["wait_mean"],
-                        "bounded_slowdown_mean": m["bounded_slowdown_mean"],
-                        "utilisation": m["utilisation"],
-                    }
-                )
-            bar.update(task, advance=1)
+                failed += [{"workload": str(path), "policy": spec, "error": str(exc)} for spec in policies]
+                bar.update(task, advance=len(policies))
+                continue
+            for spec, pname in zip(policies, policy_folders(policies), strict=True):
+                out = base / pname if several_policies else base
+                try:
+                    run, _ = run_one(read, spec, out)
+                except errors as exc:
+                    line = str(exc) if str(path) in str(exc) else f"{path}, {spec}: {exc}"
+                    err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
+                    failed.append({"workload": str(path), "policy": spec, "error": str(exc)})
+                else:
+                    m = run.summary["metrics"]
+                    rows.append(
+                        {
+                            "workload": str(path),
+                            "policy": spec,
+                            "output": str(out),
+                            "jobs": m["n_jobs"],
+                            "rejected": run.summary["workload"]["rejected"],
+                            "wait_mean": m["wait_mean"],
+                            "bounded_slowdown_mean": m["bounded_slowdown_mean"],
+                            "utilisation": m["utilisation"],
+                        }
+                    )
+                bar.update(task, advance=1)
     emit_json({"runs": rows, "failed": failed})
-    table = Table(title=f"{policy} on {len(workloads)} workloads")
-    for col, justify in (
-        ("workload", "left"),
+    title = f"{label} on {len(workloads)} workload{'s' if several_workloads else ''}"
+    table = Table(title=title)
+    columns: list[tuple[str, str]] = [("workload", "left")] + ([("policy", "left")] if several_policies else [])
+    columns += [
         ("jobs", "right"),
         ("rejected", "right"),
         ("mean wait (s)", "right"),
         ("mean bounded slowdown", "right"),
         ("utilisation", "right"),
-    ):
+    ]
+    for col, justify in columns:
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         table.add_row(
             escape(Path(r["workload"]).name),
+            *([escape(r["policy"])] if several_policies else []),
             f"{r['jobs']:,}",
             f"{r['rejected']:,}",
             f"{r['wait_mean']:,.1f}",
@@ -351,7 +392,9 @@ def _simulate_batch(
     console.print(table)
     console.print(f"wrote {len(rows)} runs under {output}")
     if failed:
-        fail(f"{len(failed)} of {len(workloads)} workloads failed (listed above); the others are written")
+        what = "runs" if several_policies else "workloads"
+        total = len(workloads) * len(policies) if several_policies else len(workloads)
+        fail(f"{len(failed)} of {total} {what} failed (listed above); the others are written")
 
 
 def _print_summary(summary: dict[str, Any], title: str) -> None:

@@ -17,7 +17,6 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from wattsched.api import run_policy
 from wattsched.campaign.power import run_power_setup
 from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
@@ -32,6 +31,7 @@ from wattsched.plots.style import (
     RASTERISE_ABOVE,
     save_figure,
 )
+from wattsched.runs import run_policy
 from wattsched.workload.load import load_workload
 
 # ------------------------------------------------------------------------------------------------------ Gantt

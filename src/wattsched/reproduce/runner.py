@@ -11,7 +11,6 @@ and ``REPORT.html`` (:mod:`wattsched.reproduce.report`).
 from __future__ import annotations
 
 import importlib
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from wattsched.core.data_folder import DATA_ENV
 from wattsched.core.stopping import stop_children
 from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue, judge_seeds
 from wattsched.reproduce.report import write_report
@@ -27,22 +27,10 @@ from wattsched.reproduce.report import write_report
 T = TypeVar("T")
 
 #: Where the shared data directory is looked for when ``--data`` is not given (first that exists).
-DATA_ENV = "WATTSCHED_DATA"
 
 
 class ReproduceError(ValueError):
     """A reproduction that cannot run (missing data, bad settings), with what to do about it."""
-
-
-def default_data_dir() -> Path | None:
-    """``$WATTSCHED_DATA``, else ``../shared/data`` or ``shared/data`` from the working directory, else None."""
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env)
-    for cand in (Path("../shared/data"), Path("shared/data")):
-        if cand.is_dir():
-            return cand.resolve()
-    return None
 
 
 @dataclass
@@ -64,7 +52,7 @@ class ReproduceContext:
         """A file or folder of the shared data directory, or a :class:`ReproduceError` saying what is missing."""
         if self.data_dir is None:
             raise ReproduceError(
-                f"paper {self.paper} needs {what} ({relative}); give the data directory with --data DIR "
+                f"paper {self.paper} needs {what} ({relative}); give the data directory with --data-dir DIR "
                 f"or ${DATA_ENV} (in this project: ../shared/data)"
             )
         path = self.data_dir / relative

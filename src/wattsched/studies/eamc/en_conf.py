@@ -25,6 +25,7 @@ from typing import Literal, overload
 
 import numpy as np
 
+from wattsched.core.data_folder import DATA_ENV, shared_data_dir
 from wattsched.core.platform_file import PlatformFileError
 
 __all__ = ["DVFSConfigError", "ModuleConf", "find_en_conf", "load_matrix", "read_coefficients", "read_module_conf"]
@@ -300,13 +301,16 @@ def load_matrix(module: ModuleConf, verify: bool) -> tuple[np.ndarray, Path]:
 
 def find_en_conf(data_dir: str | Path | None, conf_name: str = "2hw.conf") -> Path:
     """The ``.conf`` file of an EAMC data directory, which may be given as the conf file itself, the ``en_conf``
-    directory, the ``eamc`` directory above it, or the shared data root above that."""
+    directory, the ``eamc`` directory above it, or the shared data root above that; without one, the shared data
+    folder every command looks in (:func:`~wattsched.core.data_folder.shared_data_dir`)."""
+    if data_dir is None:
+        data_dir = shared_data_dir()
     if data_dir is None:
         raise DVFSConfigError(
             "the EAMC model needs its data directory: the EAR coefficient matrices are learned data, not facts of "
             "the hardware, and are not embedded. Give the en_conf directory (2hw.conf, 2hw/apps, 2hw/normal*.*) from "
             "github.com/marcodamico/slurm_simulator_eamc-policy or IEEE DataPort 10.21227/e02v-y602 "
-            "(in this project: ../shared/data/eamc/en_conf)"
+            f"with --data-dir or ${DATA_ENV} (in this project: ../shared/data/eamc/en_conf)"
         )
     path = Path(data_dir)
     if path.is_file():

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from wattsched.api.power import IgnoredOptionWarning, policy_power_notes
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
 from wattsched.core.store import atomic_table, atomic_write
 from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
@@ -24,6 +23,7 @@ from wattsched.metrics import add_job_metrics, summarise, system_timeline
 from wattsched.metrics.allocation import evalys_jobs
 from wattsched.policies.loader import resolve_policy
 from wattsched.predict.registry import make_power_predictor, make_runtime_predictor
+from wattsched.runs.power_setup import IgnoredOptionWarning, policy_power_notes
 from wattsched.workload.load import load_workload
 
 if TYPE_CHECKING:  # the power model loads pydantic and SciPy: imported by the runs that use it
