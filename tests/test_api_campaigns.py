@@ -34,9 +34,13 @@ kind = "queue"
 name = "api-queue"
 policies = ["fcfs", "easy"]
 [[workloads]]
-name = "lublin"
+name = "small"
 generate = { model = "lublin", jobs = 1500, machine_size = 64, seed = 3 }
-windows = { count = 2, hours = 24, seed = 0 }
+windows = { count = 1, hours = 24, seed = 0 }
+[[workloads]]
+name = "large"
+generate = { model = "lublin", jobs = 1500, machine_size = 256, seed = 4 }
+windows = { count = 1, hours = 24, seed = 0 }
 """
 
 
@@ -61,17 +65,29 @@ def test_a_queue_campaign_runs_reports_and_collects_from_python(tmp_path: Path) 
     assert pl.read_csv(tmp_path / "all.csv").height == 4
 
     written = campaign_report(out, html=True)
-    assert written.kind == "queue" and written.output == out / "report" and written.dashboard is None
-    assert written.notes == [
-        "warning: --html is ignored: the dashboard is drawn for power campaigns, this one is queue"
-    ]
+    assert written.kind == "queue" and written.output == out / "report" and written.notes == []
+    assert written.dashboard == out / "report" / "report.html"
     assert written.paths and all(p.exists() for p in written.paths)
-    assert written.tables and all(frame.height > 0 for _, frame in written.tables)
+    # two traces of different machines are never pooled (issue 30, item 4): a row per workload and policy, a
+    # figure per workload, and the HTML report has both
+    ((title, summary),) = written.tables
+    assert "each workload" in title
+    assert summary.select("workload", "policy", "windows").rows() == [
+        ("small", "fcfs", 1),
+        ("small", "easy", 1),
+        ("large", "fcfs", 1),
+        ("large", "easy", 1),
+    ]
+    names = {p.name for p in written.paths}
+    assert {"queue_small.png", "queue_small.svg", "queue_large.png", "queue_large.svg"} <= names
+    assert set(pl.read_csv(out / "report" / "results.csv")["workload_name"]) == {"small", "large"}
+    page = written.dashboard.read_text()
+    assert "<h2>small</h2>" in page and "<h2>large</h2>" in page and page.count("data:image/png;base64,") == 2
 
-    # the command line prints the same warning and writes the same files
+    # the command line writes the same files
     cli = CliRunner().invoke(app, ["campaign", "report", str(out), "--html", "--output", str(tmp_path / "r2")])
     assert cli.exit_code == 0, cli.output
-    assert written.notes[0] in cli.output
+    assert "is ignored" not in cli.output
     assert sorted(p.name for p in (tmp_path / "r2").iterdir()) == sorted(p.name for p in written.paths)
 
     # a run removed: the campaign is partial, and the report says so

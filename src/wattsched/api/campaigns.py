@@ -41,6 +41,9 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 
+#: The kinds whose ``campaign report --html`` writes an HTML page (the power dashboard, the queue report).
+HTML_KINDS = ("power", "queue")
+
 
 def load_experiment(spec: Path) -> Experiment:
     """A campaign file (.toml, .yaml or .json) of any kind, validated into its experiment."""
@@ -151,19 +154,24 @@ def campaign_report(
     gantt_run: str | None = None,
     aggregate: str = "mean",
 ) -> CampaignReport:
-    """Figures (PNG and SVG) and tables of a campaign in ``output`` (default ``DIR/report``); a power campaign's
-    figures and, with ``html``, its dashboard (the dashboard is drawn for power campaigns only: asked of another
-    kind, it is a warning in ``notes``)."""
+    """Figures (PNG and SVG) and tables of a campaign in ``output`` (default ``DIR/report``): a power campaign's
+    figures and, with ``html``, its dashboard; a queue campaign's figure per workload and, with ``html``, its
+    ``report.html`` (``dashboard`` is the page written; asked of another kind, ``html`` is a warning in
+    ``notes``)."""
     from wattsched.campaign.kinds import open_experiment
     from wattsched.campaign.runner import report
     from wattsched.report.dashboard import write_dashboard
     from wattsched.report.figures import write_figures
+    from wattsched.report.queue_report import write_queue_figures, write_queue_html
 
     out = output or directory / "report"
     kind = open_experiment(directory).kind
     notes = []
-    if html and kind != "power":
-        notes.append(f"warning: --html is ignored: the dashboard is drawn for power campaigns, this one is {kind}")
+    if html and kind not in HTML_KINDS:
+        notes.append(
+            f"warning: --html is ignored: the HTML report is drawn for {' and '.join(HTML_KINDS)} campaigns, "
+            f"this one is {kind}"
+        )
     partial = partial_campaign_note(directory)
     if partial is not None:
         notes.append(partial)
@@ -173,6 +181,12 @@ def campaign_report(
         paths += write_figures(directory, out, gantt_run=gantt_run)
         if html:
             dashboard = write_dashboard(directory, out / "dashboard.html")
+            paths.append(dashboard)
+    elif kind == "queue":  # one figure per workload, never pooled across traces
+        figures = write_queue_figures(directory, out)
+        paths += [p for f in figures for p in (f.png, f.svg)]
+        if html:
+            dashboard = write_queue_html(directory, out, figures, [n.removeprefix("warning: ") for n in notes])
             paths.append(dashboard)
     tables = summary_tables(directory, aggregate=aggregate)
     return CampaignReport(kind=kind, output=out, paths=paths, tables=tables, notes=notes, dashboard=dashboard)

@@ -21,6 +21,7 @@ Runs are window × policy; every run's row holds its parameters and the metrics 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -34,7 +35,7 @@ from wattsched.campaign.spec import WorkloadSpec, variants
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.spec import StrictModel
-from wattsched.core.store import run_id, write_result
+from wattsched.core.store import atomic_table, run_id, write_result
 from wattsched.policies.registry import CORE_POLICIES, POLICIES
 from wattsched.runs import run_policy
 from wattsched.workload.load import load_workload
@@ -125,32 +126,74 @@ class QueueExperiment(Experiment):
     def task(self, out: Path) -> Callable[[Run], dict[str, Any]]:
         return partial(execute_queue_run, out_dir=str(out), runtime_estimate=self.spec.runtime_estimate)
 
+    def workload_names(self) -> list[str]:
+        """The spec's workloads, in its order (the ``workload`` column of the summary)."""
+        return [w.name for w in self.spec.workloads]
+
+    def named_results(self, out: Path) -> pl.DataFrame:
+        """Every finished run, with ``workload_name``: the spec workload its window was cut from."""
+        return with_workload_names(self.results(out), self.workload_names())
+
     def report(self, out: Path, dest: Path, **options: Any) -> list[Path]:
-        """``results.csv`` (one row per run) and ``summary.csv`` (:func:`queue_summary`)."""
+        """``results.csv`` (one row per run, with its ``workload_name``) and ``summary.csv``
+        (:func:`queue_summary`, one row per workload and policy). The figures and the HTML report are drawn by
+        ``wattsched.report.queue_report`` (``campaign report``)."""
         dest.mkdir(parents=True, exist_ok=True)
-        results = self.results(out)
-        results.write_csv(dest / "results.csv")
-        queue_summary(results, self.spec.policies).write_csv(dest / "summary.csv")
+        results = self.named_results(out)
+        atomic_table(results, dest / "results.csv")
+        atomic_table(queue_summary(results, self.spec.policies, self.workload_names()), dest / "summary.csv")
         return [dest / "results.csv", dest / "summary.csv"]
 
     def summary(self, out: Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:
-        table = queue_summary(self.results(out), self.spec.policies)
-        return [("queue policies: means over workload windows", table)]
+        table = queue_summary(self.named_results(out), self.spec.policies, self.workload_names())
+        return [("queue policies: means over the windows of each workload", table)]
 
 
-def queue_summary(results: pl.DataFrame, policies: list[str]) -> pl.DataFrame:
-    """Per policy, in the spec's order: the windows run and the mean over them of :data:`SUMMARY_METRICS`; only
-    the windows every policy finished count (a partial campaign would otherwise average unequal window sets)."""
+def workload_name(window: str, names: list[str]) -> str:
+    """The spec workload a window id was cut from: ids are ``NAME``, ``NAME-sSEED``, ``NAME-wNN`` or
+    ``NAME-sSEED-wNN`` (:func:`wattsched.campaign.spec.variants`, ``store_windows``); the longest name that
+    matches wins (``a`` and ``a-b`` may both be workloads)."""
+    matches = [n for n in names if re.fullmatch(re.escape(n) + r"(-s\d+)?(-w\d+)?", window)]
+    return max(matches, key=len) if matches else window
+
+
+def with_workload_names(results: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """``results`` with a ``workload_name`` column after ``workload`` (the window id)."""
+    if results.is_empty() or "workload" not in results.columns:
+        return results.with_columns(pl.lit(None, pl.Utf8).alias("workload_name"))
+    mapping = {w: workload_name(w, names) for w in results["workload"].unique().to_list()}
+    named = results.with_columns(
+        pl.col("workload").replace_strict(mapping, return_dtype=pl.Utf8).alias("workload_name")
+    )
+    columns = named.columns
+    columns.remove("workload_name")
+    columns.insert(columns.index("workload") + 1, "workload_name")
+    return named.select(columns)
+
+
+def queue_summary(results: pl.DataFrame, policies: list[str], workloads: list[str] | None = None) -> pl.DataFrame:
+    """Per workload of the spec and policy, in the spec's orders: the windows run and the mean over them of
+    :data:`SUMMARY_METRICS`. Different traces are never pooled (a trace of another machine is another
+    experiment); within one, only the windows every policy finished count (a partial campaign would otherwise
+    average unequal window sets)."""
     present = [m for m in SUMMARY_METRICS if m in results.columns]
     if results.is_empty():
-        return pl.DataFrame(schema={"policy": pl.Utf8, "windows": pl.UInt32})
+        return pl.DataFrame(schema={"workload": pl.Utf8, "policy": pl.Utf8, "windows": pl.UInt32})
+    if "workload_name" not in results.columns:
+        results = with_workload_names(results, workloads or [])
     order = {p: k for k, p in enumerate(policies)}
+    names = list(dict.fromkeys([*(workloads or []), *results["workload_name"].to_list()]))
+    rank = {w: k for k, w in enumerate(names)}
     # a partial campaign: only the windows every policy finished, so that the means are over the same windows
     wanted = results["policy"].n_unique()
     full = results.group_by("workload").agg(pl.col("policy").n_unique().alias("_n")).filter(pl.col("_n") == wanted)
     results = results.join(full.select("workload"), on="workload", how="semi")
     return (
-        results.group_by("policy")
+        results.group_by("workload_name", "policy")
         .agg(pl.len().alias("windows"), *(pl.col(m).cast(pl.Float64).mean().alias(m[2:]) for m in present))
-        .sort(pl.col("policy").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+        .rename({"workload_name": "workload"})
+        .sort(
+            pl.col("workload").replace_strict(rank, default=len(rank), return_dtype=pl.Int64),
+            pl.col("policy").replace_strict(order, default=len(order), return_dtype=pl.Int64),
+        )
     )

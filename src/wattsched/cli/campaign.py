@@ -130,7 +130,11 @@ def campaign_report(
     directory: Annotated[Path, typer.Argument(help="Campaign directory.")],
     output: Annotated[Path | None, typer.Option(help="Where figures go (default: DIR/report).")] = None,
     html: Annotated[
-        bool, typer.Option(help="Also write the interactive dashboard (power campaigns; one self-contained file).")
+        bool,
+        typer.Option(
+            help="Also write the HTML report, one self-contained file: the interactive dashboard of a power "
+            "campaign, report.html of a queue campaign."
+        ),
     ] = False,
     gantt_run: Annotated[str | None, typer.Option(help="Run id for the Gantt chart (default: chosen).")] = None,
     aggregate: Annotated[
@@ -140,7 +144,7 @@ def campaign_report(
         ),
     ] = Aggregate.mean,
 ) -> None:
-    """Figures (PNG and SVG) and tables of the campaign, its summary printed; with --html the dashboard."""
+    """Figures (PNG and SVG) and tables of the campaign, its summary printed; with --html its HTML report."""
     # deferred: figures load matplotlib and plotly; `wattsched --help` should not
     from wattsched.api.campaigns import campaign_report as report_of
 
@@ -154,7 +158,7 @@ def campaign_report(
     emit_json({"output": str(out), "files": [str(p) for p in paths], "tables": {t: f.to_dicts() for t, f in tables}})
     for title, table in tables:
         print_table(table, title)
-    board = f"; dashboard: {written.dashboard}" if written.dashboard is not None else ""
+    board = f"; HTML report: {written.dashboard}" if written.dashboard is not None else ""
     console.print(f"wrote {len(paths)} files in {out}{board}")
 
 

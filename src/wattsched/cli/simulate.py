@@ -99,6 +99,14 @@ def simulate(
     runtime_estimate: Annotated[
         str | None, typer.Option(help="Column of runtime estimates the policy sees (default: walltime).")
     ] = None,
+    kill_grace: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="Seconds a job may run past its walltime before it is killed (Slurm's OverTimeLimit; default: "
+            "killed at the walltime). Policies still plan with the walltime.",
+        ),
+    ] = 0.0,
     metrics_window: Annotated[
         str | None, typer.Option(help="Utilisation and queue-length window START:END in seconds.")
     ] = None,
@@ -242,6 +250,7 @@ def simulate(
             online_power=online_power,
             online_runtime=online_runtime,
             runtime_estimate=runtime_estimate,
+            kill_grace=kill_grace,
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IgnoredOptionWarning)  # printed once, before the runs
@@ -352,6 +361,8 @@ def _simulate_batch(
                     err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
                     failed.append({"workload": str(path), "policy": spec, "error": str(exc)})
                 else:
+                    for message in run.summary["run"]["warnings"]:
+                        warn(f"{path.name}, {spec}: {message}")
                     m = run.summary["metrics"]
                     rows.append(
                         {
@@ -401,6 +412,7 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
     """The run's summary (jobs, waits, slowdowns, utilisation and, under a cap, the power metrics) as one table."""
     m = summary["metrics"]
     run = summary["run"]
+    killed = "n/a" if m["n_killed"] is None else f"{m['n_killed']:,} ({m['n_killed'] / max(m['n_jobs'], 1):.1%})"
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -414,7 +426,7 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
         ("utilisation", f"{m['utilisation']:.4f}"),
         ("makespan, from first submit (s)", f"{m['makespan_from_first_submit']:,.0f}"),
         ("mean / max queue length", f"{m['queue_length_mean']:,.1f} / {m['queue_length_max']:,}"),
-        ("jobs killed at walltime", f"{m['n_killed']:,}" if m["n_killed"] is not None else "n/a"),
+        ("jobs killed at walltime" + (f" (+{run['kill_grace']:g} s)" if run.get("kill_grace") else ""), killed),
         ("simulation time (s)", f"{run['simulation_seconds']:.2f}"),
     ]
     power = summary.get("power")
@@ -447,3 +459,5 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
     console.print(table)
     for note in run["notes"]:
         console.print(f"note: {note}")
+    for message in run.get("warnings", []):
+        warn(message)

@@ -8,6 +8,7 @@ longer than that.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,12 +114,15 @@ class SimulationResult:
     policy_stats: dict[str, Any] = field(default_factory=dict)  # e.g. the exact knapsack's cost per pass
     #: The online predictor's outputs, one row per schedule row (None without ``online``).
     predictions: pl.DataFrame | None = None
+    #: Seconds a job ran past its walltime before it was killed.
+    kill_grace: float = 0.0
 
     def info(self) -> dict[str, Any]:
         return {
             "policy": self.policy,
             "machine_size": self.machine_size,
             "runtime_estimate": self.runtime_estimate,
+            "kill_grace": self.kill_grace,
             "jobs": self.schedule.height,
             "scheduling_passes": self.passes,
             "max_queue_length": self.max_queue_length,
@@ -161,6 +165,7 @@ def simulate(
     knapsack_until: float | None = None,
     solver: dict[str, Any] | None = None,
     online: OnlineEstimates | None = None,
+    kill_grace: float = 0.0,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table, or what ``load_workload`` returns) on a machine of
     ``machine_size`` units (default: the size the workload declares, when it is a ``ReadResult``).
@@ -176,6 +181,8 @@ def simulate(
     ``solver``: options of the exact knapsack (``CpSatKnapsack``: time_limit, work_limit, max_jobs, seed).
     ``online``: a predictor learning from the simulated completions supplies the runtime and/or power
     estimates at submission (then ``runtime_estimate`` / ``power_estimates`` are not read).
+    ``kill_grace``: seconds a job may run past its walltime before it is killed (Slurm's OverTimeLimit; traces
+    record runtimes a little past the limit, accounting slack); policies still plan with the walltime.
     """
     external = None
     if isinstance(policy, str):
@@ -197,6 +204,8 @@ def simulate(
         raise SimulationError("give machine_size: the workload declares no machine size")
     if machine_size <= 0:
         raise SimulationError(f"machine size must be positive, got {machine_size}")
+    if not (math.isfinite(kill_grace) and kill_grace >= 0):
+        raise SimulationError(f"kill_grace must be a finite number of seconds >= 0, got {kill_grace}")
     jobs = sort_queue_order(coerce_columns(jobs))
     n = jobs.height
     if n == 0:
@@ -243,6 +252,7 @@ def simulate(
     if online is not None:
         feed = _OnlineFeed(online, jobs, submit, size, walltime, estimate, key, pol.order, est_m, est_max, est_s)
         state.st[ST_PREDICT] = 1
+    kill_limit = walltime + kill_grace if kill_grace else walltime  # the kernel kills a job at its limit
     t0 = time.perf_counter()
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
     target = min(n, step)
@@ -252,7 +262,7 @@ def simulate(
                 pol.backfill,
                 submit,
                 size,
-                walltime,
+                kill_limit,
                 estimate,
                 runtime,
                 key,
@@ -315,7 +325,7 @@ def simulate(
             f"policy {pol.name!r} left {int(stuck.sum())} job(s) queued with nothing running (first: job {first})"
             + hint
         )
-    schedule = _schedule_table(jobs, state, estimate)
+    schedule = _schedule_table(jobs, state, estimate, kill_grace)
     return SimulationResult(
         schedule=schedule,
         policy=pol.name,
@@ -327,6 +337,7 @@ def simulate(
         notes=notes,
         policy_stats=optional_member(external, PolicyBase, "summary")() if external is not None else {},
         predictions=feed.frame() if feed is not None else None,
+        kill_grace=kill_grace,
     )
 
 
@@ -575,7 +586,7 @@ def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -
     raise SimulationError(f"policy {policy!r} tried to start job {job}, refused: {why.get(code, code)}")
 
 
-def _schedule_table(jobs: pl.DataFrame, state: KernelState, estimate: np.ndarray) -> pl.DataFrame:
+def _schedule_table(jobs: pl.DataFrame, state: KernelState, estimate: np.ndarray, kill_grace: float) -> pl.DataFrame:
     user = jobs["user_id"] if "user_id" in jobs.columns else pl.Series("user_id", [None] * jobs.height, pl.Int64)
     table = pl.DataFrame(
         {
@@ -594,6 +605,6 @@ def _schedule_table(jobs: pl.DataFrame, state: KernelState, estimate: np.ndarray
     table = table.with_columns(
         (pl.col("start_time") - pl.col("submit_time")).alias("wait"),
         (pl.col("end_time") - pl.col("start_time")).alias("runtime"),
-        (pl.col("trace_runtime") > pl.col("walltime")).alias("killed"),
+        (pl.col("trace_runtime") > pl.col("walltime") + kill_grace).alias("killed"),
     )
     return table.select(SCHEDULE_COLUMNS)

@@ -175,10 +175,16 @@ def window_end_of(setup: PowerSetup, schedule: pl.DataFrame) -> float:
 
 
 def power_outputs(
-    jobs: pl.DataFrame, schedule: pl.DataFrame, setup: PowerSetup, machine_size: int, *, baseline: bool = True
+    jobs: pl.DataFrame,
+    schedule: pl.DataFrame,
+    setup: PowerSetup,
+    machine_size: int,
+    *,
+    baseline: bool = True,
+    kill_grace: float = 0.0,
 ) -> tuple[PowerSteps, dict[str, Any]]:
     """The actual power timeline (compact: :class:`PowerSteps`) and the power summary (with turnaround changes
-    against uncapped EASY)."""
+    against uncapped EASY, run with the same ``kill_grace``)."""
     if setup.platform.nodes != machine_size:
         raise SimulationError(
             f"platform {setup.platform.name!r} has {setup.platform.nodes} nodes but the machine has {machine_size}"
@@ -194,7 +200,7 @@ def power_outputs(
         pre_timeline = power_steps(
             schedule.filter(pl.Series(prestarted)), profiles, setup.platform, setup.cap, period=setup.sample_period
         )
-    reference = simulate(jobs, "easy", machine_size).schedule if baseline else None
+    reference = simulate(jobs, "easy", machine_size, kill_grace=kill_grace).schedule if baseline else None
     summary = power_summary(
         timeline, schedule, window_end_of(setup, schedule), reference, prestate=pre_timeline, prestarted=prestarted
     )
