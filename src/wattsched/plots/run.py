@@ -8,6 +8,7 @@ writes), the utilisation, the queue length and, for a power run, the platform's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,18 @@ from matplotlib import colormaps
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from wattsched.metrics import system_timeline
 from wattsched.metrics.allocation import allocate_nodes, node_blocks, parse_interval_set
 from wattsched.plots.steps import resample_step
 from wattsched.plots.style import RASTERISE_ABOVE
 
-__all__ = ["RunData", "node_rectangles", "run_figure"]
+__all__ = ["EPOCH_LIKE_S", "RunData", "clock_origin", "node_rectangles", "parse_instant", "run_figure"]
+
+#: Submit times above this many seconds (10 years) are read as Unix epoch seconds when the run does not say
+#: where its clock starts: no trace is ten years long, and an axis in hours since 1970 reads "456000 h".
+EPOCH_LIKE_S = 10 * 365.25 * 86_400.0
 
 
 @dataclass
@@ -39,6 +45,46 @@ class RunData:
     @property
     def machine_size(self) -> int:
         return int(self.summary["run"]["machine_size"])
+
+
+def clock_origin(run: RunData) -> float | None:
+    """The Unix time (s) of the run's t = 0: the workload's own (``summary.json``'s ``workload.clock_origin``:
+    SWF's UnixStartTime, 0 for traces in epoch seconds, shifted to a window's start), else 0 when the submit times
+    are themselves epoch seconds (:data:`EPOCH_LIKE_S`), else None (a synthetic trace: plain hours)."""
+    origin = run.summary.get("workload", {}).get("clock_origin")
+    if origin is not None:
+        return float(origin)
+    first = run.jobs["submit_time"].cast(pl.Float64).min() if run.jobs.height else None
+    return 0.0 if first is not None and float(first) > EPOCH_LIKE_S else None  # type: ignore[arg-type]
+
+
+def parse_instant(text: str, origin: float | None) -> float:
+    """A ``--from`` / ``--to`` instant in the run's clock (s): seconds as a number, or, when the run has a date
+    origin, an ISO date or date-time (``2022-01-03``, ``2022-01-03T12:00``; UTC unless it says otherwise)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if origin is None:
+        raise ValueError(f"{text!r} is not a number of seconds (this run's clock has no date to read a date against)")
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is neither seconds nor an ISO date (2022-01-03 or 2022-01-03T12:00)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp() - origin
+
+
+def _date_axis(ax: Any, origin: float, span_h: float) -> None:
+    """Tick labels as UTC dates (with the hour on spans under four days) on an axis in hours since t = 0."""
+    fmt = "%Y-%m-%d %H:%M" if span_h < 96 else "%Y-%m-%d"
+
+    def label(x: float, _pos: int) -> str:
+        return datetime.fromtimestamp(origin + x * 3600.0, tz=UTC).strftime(fmt)
+
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
+    ax.tick_params(axis="x", labelrotation=20)
 
 
 def node_rectangles(run: RunData) -> pl.DataFrame:
@@ -67,8 +113,10 @@ def node_rectangles(run: RunData) -> pl.DataFrame:
     )
 
 
-def run_figure(run: RunData) -> Figure:
-    """The run's figure: Gantt, utilisation, queue length, and power against the cap when the run has power."""
+def run_figure(run: RunData, window: tuple[float | None, float | None] | None = None) -> Figure:
+    """The run's figure: Gantt, utilisation, queue length, and power against the cap when the run has power.
+    ``window`` zooms to ``(from, to)`` seconds of the run's clock (either may be None: the run's own end). The
+    time axis reads as UTC dates when the run's clock has a date (:func:`clock_origin`), else in hours."""
     h = 3600.0
     rect = node_rectangles(run)
     power = run.power if run.power is not None and run.power.height and "dynamic" in run.power.columns else None
@@ -107,14 +155,24 @@ def run_figure(run: RunData) -> Figure:
     queue.set_ylabel("queued jobs")
     if power is not None:
         _power_panel(axes[3], power)
-    axes[-1].set_xlabel("time (h)")
     for ax in axes:
         ax.grid(alpha=0.25)
     last_end = float(run.jobs["end_time"].cast(pl.Float64).max() or 0.0)  # type: ignore[arg-type]
     first_submit = float(run.jobs["submit_time"].cast(pl.Float64).min() or 0.0)  # type: ignore[arg-type]
     end = max(last_end, float(t[-1] * h) if t.size else 0.0) / h
     start = min(first_submit / h, 0.0 if t.size == 0 else float(t[0]))
+    if window is not None:
+        start = window[0] / h if window[0] is not None else start
+        end = window[1] / h if window[1] is not None else end
+        if end <= start:
+            raise ValueError(f"the zoom's end ({end * h:g} s) is not after its start ({start * h:g} s)")
     axes[-1].set_xlim(start, end if end > start else start + 1.0)
+    origin = clock_origin(run)
+    if origin is None:
+        axes[-1].set_xlabel("time (h)")
+    else:
+        _date_axis(axes[-1], origin, end - start)
+        axes[-1].set_xlabel("time (UTC)")
     m = run.summary.get("metrics", {})
     source = Path(str(run.summary.get("workload", {}).get("source", "?"))).name
     util_mean, wait_mean = m.get("utilisation", float("nan")), m.get("wait_mean", float("nan"))

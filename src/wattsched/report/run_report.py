@@ -7,15 +7,15 @@ kaleido), embedded as PNG so that the HTML report is one self-contained file (pl
 from __future__ import annotations
 
 import base64
-import html
 import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from wattsched.core.store import atomic_write
-from wattsched.plots.run import RunData, run_figure
+from wattsched.plots.run import RunData, clock_origin, parse_instant, run_figure
 from wattsched.plots.style import save_figure
 
 __all__ = ["RunData", "plot_run", "read_run", "write_run_report"]
@@ -73,39 +73,54 @@ def _read_csv(path: Path) -> pl.DataFrame:
     return pl.read_csv(path, infer_schema_length=None)
 
 
-def plot_run(run: RunData, out_dir: str | Path, stem: str = "run") -> list[Path]:
-    """The run's figure (:func:`wattsched.plots.run.run_figure`) as ``<stem>.png`` and ``.svg`` in ``out_dir``."""
-    return save_figure(run_figure(run), out_dir, stem)
+def plot_run(
+    run: RunData, out_dir: str | Path, stem: str = "run", window: tuple[float | None, float | None] | None = None
+) -> list[Path]:
+    """The run's figure (:func:`wattsched.plots.run.run_figure`, zoomed to ``window`` seconds of the run's clock)
+    as ``<stem>.png`` and ``.svg`` in ``out_dir``."""
+    return save_figure(run_figure(run, window), out_dir, stem)
 
 
-def write_run_report(run_dir: str | Path) -> Path:
+def write_run_report(run_dir: str | Path, time_from: str | None = None, time_to: str | None = None) -> Path:
     """``run_dir/report.html``: the run's summary table and its figure (``run.png`` embedded, ``run.svg`` beside
-    it). Returns the HTML file's path."""
+    it), rendered from ``templates/run_report.html.j2``. ``time_from`` / ``time_to`` zoom the figure: seconds of
+    the run's clock, or ISO dates when its clock has a date (:func:`wattsched.plots.run.parse_instant`). Returns
+    the HTML file's path."""
     run = read_run(run_dir)
-    png, svg = plot_run(run, run.path)
-    rows = "\n".join(
-        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(_fmt(v))}</td></tr>"
+    origin = clock_origin(run)
+    window = None
+    if time_from is not None or time_to is not None:
+        window = (
+            parse_instant(time_from, origin) if time_from is not None else None,
+            parse_instant(time_to, origin) if time_to is not None else None,
+        )
+    png, svg = plot_run(run, run.path, window=window)
+    rows = [
+        (str(k), _fmt(v))
         for section in ("metrics", "power")
         for k, v in (run.summary.get(section) or {}).items()
         if not isinstance(v, dict | list)
+    ]
+    env = Environment(loader=PackageLoader("wattsched.report", "templates"), autoescape=select_autoescape())
+    page = env.get_template("run_report.html.j2").render(
+        title=f"{run.summary['run'].get('policy', '?')} on {run.summary['workload'].get('source', '?')}",
+        jobs=f"{run.jobs.height:,}",
+        nodes=f"{run.machine_size:,}",
+        zoom=_zoom_text(window),
+        svg=svg.name,
+        png=base64.b64encode(png.read_bytes()).decode("ascii"),
+        rows=rows,
     )
-    title = html.escape(f"{run.summary['run'].get('policy', '?')} on {run.summary['workload'].get('source', '?')}")
-    image = base64.b64encode(png.read_bytes()).decode("ascii")
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font-family:sans-serif;max-width:1200px;margin:2em auto}}td{{padding:2px 12px}}
-tr:nth-child(even){{background:#f3f3f3}}img{{max-width:100%}}</style></head>
-<body><h1>{title}</h1>
-<p>{run.jobs.height:,} jobs on {run.machine_size:,} nodes. Gantt chart: node ids from the first-fit
-allocation (lowest free contiguous block, else the lowest free nodes); colour: the job's wait.
-Vector version: <a href="{svg.name}">{svg.name}</a>.</p>
-<img alt="Gantt chart, utilisation, queue length and power of the run" src="data:image/png;base64,{image}">
-<h2>Summary</h2><table>{rows}</table>
-</body></html>
-"""
     out = run.path / "report.html"
     atomic_write(out, page)
     return out
+
+
+def _zoom_text(window: tuple[float | None, float | None] | None) -> str:
+    if window is None:
+        return ""
+    lo, hi = ("start" if x is None else f"{x:,.0f} s" for x in window)
+    return f"The figure shows {lo} to {hi} of the run's clock."
 
 
 def _fmt(value: Any) -> str:

@@ -78,13 +78,14 @@ class RunOutput:
         power = self.summary.get("power")
         return None if power is None else Metrics(power, "power metrics")
 
-    def plot(self) -> Figure:
+    def plot(self, window: tuple[float | None, float | None] | None = None) -> Figure:
         """The run's figure in memory (Gantt with a node allocation, utilisation, queue length and, for a power
         run, the power against the cap): the figure ``wattsched simulate --html`` writes, as a matplotlib
-        ``Figure`` to show in a notebook or save with ``fig.savefig(...)``."""
+        ``Figure`` to show in a notebook or save with ``fig.savefig(...)``. ``window``: zoom to ``(from, to)``
+        seconds of the workload's clock (``wattsched report --from/--to``)."""
         from wattsched.plots.run import RunData, run_figure  # deferred: matplotlib
 
-        return run_figure(RunData(Path(self.provenance.source), self.summary, self.jobs, self.power))
+        return run_figure(RunData(Path(self.provenance.source), self.summary, self.jobs, self.power), window)
 
 
 class Metrics:
@@ -247,6 +248,7 @@ def run_policy(
             "format": read.provenance.format,
             "size_unit": read.provenance.size_unit,
             "machine_size_from": size_from,
+            "clock_origin": clock_origin_of(read.provenance),
             "jobs": jobs.height,
             "rejected": rejects.height,
         },
@@ -268,6 +270,16 @@ def run_policy(
         if online_power is not None:
             summary["power"]["power_source"] = f"online {online_power}"
     return RunOutput(result, scheduled, rejects, read.provenance, summary, power_steps=timeline)
+
+
+def clock_origin_of(provenance: Provenance) -> float | None:
+    """The Unix time (s) of the workload's t = 0, when its format says (SWF's UnixStartTime; 0 for traces in
+    epoch seconds), moved to a window's start: what the run's figure reads dates against. None otherwise."""
+    if provenance.unix_start_time is None:
+        return None
+    window = provenance.header.get("window")
+    shift = float(window.get("start", 0.0) or 0.0) if isinstance(window, dict) else 0.0
+    return float(provenance.unix_start_time) + shift
 
 
 #: Above this share of jobs killed at their walltime, a run warns (and suggests ``kill_grace``).
