@@ -149,8 +149,26 @@ def parse_interval_set(text: str) -> np.ndarray:
     return np.asarray(sorted(ids), dtype=np.int64)
 
 
+def batsim_job_ids(schedule: pl.DataFrame, workload_name: str = "w0") -> tuple[pl.Series, pl.Series]:
+    """``job_id`` and ``workload_name`` as Batsim's ``_jobs.csv`` writes them, so that our table joins Batsim's
+    own on the pair: Batsim names the first static workload ``w0`` and a job ``w0!<id>``, its id being the one
+    in the workload's JSON. A schedule read from a Batsim workload keeps that id (``batsim_id``: ``"w1!7"`` →
+    ``7`` in ``w1``; ``"abc"`` → ``abc`` in ``workload_name``); any other uses its ``job_id``, the id ``data
+    convert`` writes into the Batsim JSON."""
+    if "batsim_id" in schedule.columns:
+        full = schedule["batsim_id"].cast(pl.Utf8).fill_null(schedule["job_id"].cast(pl.Utf8))
+    else:
+        full = schedule["job_id"].cast(pl.Utf8)
+    parts = full.str.splitn("!", 2).struct.rename_fields(["a", "b"]).struct.unnest()
+    has_prefix = parts["b"].is_not_null()
+    job_id = pl.Series("job_id", np.where(has_prefix.to_numpy(), parts["b"].to_numpy(), parts["a"].to_numpy()))
+    names = pl.Series("workload_name", np.where(has_prefix.to_numpy(), parts["a"].to_numpy(), workload_name))
+    return job_id.cast(pl.Utf8), names.cast(pl.Utf8)
+
+
 def evalys_jobs(schedule: pl.DataFrame, machine_size: int, workload_name: str = "w0") -> pl.DataFrame:
-    """The schedule in Batsim's ``_jobs.csv`` layout (:data:`EVALYS_COLUMNS`), with a concrete allocation.
+    """The schedule in Batsim's ``_jobs.csv`` layout (:data:`EVALYS_COLUMNS`), with a concrete allocation;
+    ``job_id`` and ``workload_name`` as Batsim writes them (:func:`batsim_job_ids`).
 
     ``success`` is 1 unless the job was killed at its walltime (``final_state`` ``COMPLETED_WALLTIME_REACHED``
     then, else ``COMPLETED_SUCCESSFULLY``); ``stretch`` is ``turnaround_time / execution_time``, empty for
@@ -163,11 +181,12 @@ def evalys_jobs(schedule: pl.DataFrame, machine_size: int, workload_name: str = 
     )
     execution = pl.col("finish_time") - pl.col("starting_time")
     turnaround = pl.col("finish_time") - pl.col("submission_time")
+    job_ids, workload_names = batsim_job_ids(schedule, workload_name)
     return (
         pl.DataFrame(
             {
-                "job_id": schedule["job_id"],
-                "workload_name": [workload_name] * schedule.height,
+                "job_id": job_ids,
+                "workload_name": workload_names,
                 "submission_time": schedule["submit_time"].cast(pl.Float64),
                 "requested_number_of_resources": schedule["size"].cast(pl.Int64),
                 "requested_time": schedule["walltime"].cast(pl.Float64),

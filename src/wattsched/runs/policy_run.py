@@ -239,6 +239,9 @@ def run_policy(
     )
     killed_note = killed_at_walltime_note(result.schedule, kill_grace)
     scheduled = add_job_metrics(result.schedule)
+    if "batsim_id" in jobs.columns:  # a Batsim workload's own ids, for the evalys jobs.csv
+        ids = jobs.select("job_id", "batsim_id")
+        scheduled = scheduled.join(ids, on="job_id", how="left", maintain_order="left")
     if result.predictions is not None:
         scheduled = scheduled.hstack(result.predictions.select(pl.all().name.prefix("online_")))
     summary: dict[str, Any] = {
@@ -373,7 +376,7 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
     tables = {"timeline": system_timeline(run.jobs), "rejects": run.rejects}
     if evalys:
         size = int(run.summary["run"]["machine_size"])
-        tables["jobs"] = evalys_jobs(run.jobs, size, workload_name=Path(run.provenance.source).stem)
+        tables["jobs"] = evalys_jobs(run.jobs, size)  # Batsim's ids and workload name (w0), to join its output
     else:
         tables["jobs"] = run.jobs
     if run.power is not None:

@@ -5,8 +5,11 @@ profile of its true runtime (Batsim kills a job at its walltime itself, as watts
 runtime share one profile, so a large trace stays compact. ``user_id`` and the per-node power summaries, when
 present, are added as extra job fields, which Batsim keeps and forwards to the scheduler.
 
-Reading (:func:`read_batsim`): ``id`` → ``job_id`` (an integer, or text holding one; Batsim's ``workload!id`` form
-keeps the part after ``!``), ``subtime`` → ``submit_time``, ``walltime`` → ``walltime`` (missing or ≤ 0: the
+Reading (:func:`read_batsim`): ``id`` is kept as text in ``batsim_id`` (Batsim's ids are strings: ``"1"``,
+``"w0!1"``, ``"abc"``), so a run's evalys ``jobs.csv`` and a Batsim JSON written back carry the ids Batsim uses;
+``job_id`` is the integer the id holds (the part after ``!``) when every job's is one and they are distinct, else
+the job's 1-based position in ``jobs`` (``"w0!1"`` and ``"w1!1"`` are two jobs); an id given twice is a reject.
+``subtime`` → ``submit_time``, ``walltime`` → ``walltime`` (missing or ≤ 0: the
 run time, as for SWF), ``res`` → ``size``, the ``delay`` of the job's profile → ``runtime``, and the extra fields
 written above back as columns. ``nb_res`` is the workload's declared machine size, as an SWF header's MaxProcs.
 A job whose profile is missing or not a ``delay`` profile (``parallel``, ``parallel_homogeneous``, ``composed``,
@@ -52,12 +55,14 @@ def batsim_workload(jobs: pl.DataFrame, machine_size: int, *, description: str =
     extras = [c for c in EXTRA_FIELDS if c in jobs.columns]
     profiles: dict[str, dict[str, Any]] = {}
     out = []
-    for row in jobs.select("job_id", "submit_time", "walltime", "runtime", "size", *extras).iter_rows(named=True):
+    ids = ["batsim_id"] if "batsim_id" in jobs.columns else []
+    columns = ("job_id", *ids, "submit_time", "walltime", "runtime", "size", *extras)
+    for row in jobs.select(columns).iter_rows(named=True):
         delay = float(row["runtime"])
         name = f"delay_{delay!r}"  # exact: one profile per distinct runtime
         profiles.setdefault(name, {"type": "delay", "delay": delay})
         job = {
-            "id": str(row["job_id"]),
+            "id": str(row["batsim_id"]) if row.get("batsim_id") is not None else str(row["job_id"]),
             "subtime": float(row["submit_time"]),
             "walltime": float(row["walltime"]) if math.isfinite(row["walltime"]) else -1.0,
             "res": int(row["size"]),
@@ -101,6 +106,17 @@ def _job_id(value: Any) -> int | None:
     return None
 
 
+def _batsim_id(value: Any) -> str | None:
+    """A job's id as Batsim reads it: a non-empty string, or an integer written as one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -111,9 +127,9 @@ def _parse_job(job: Any, profiles: dict[str, Any]) -> tuple[dict[str, Any] | Non
     """``(row, None)`` for a usable job, ``(None, (field, reason))`` otherwise."""
     if not isinstance(job, dict):
         return None, ("jobs", "jobs entry is not an object")
-    jid = _job_id(job.get("id"))
-    if jid is None:
-        return None, ("id", f"job id {job.get('id')!r} is not an integer")
+    sid = _batsim_id(job.get("id"))
+    if sid is None:
+        return None, ("id", f"job id {job.get('id')!r} is not a string or an integer")
     for key in ("subtime", "res"):
         if key not in job:
             return None, (key, f"'{key}' is missing")
@@ -140,7 +156,8 @@ def _parse_job(job: Any, profiles: dict[str, Any]) -> tuple[dict[str, Any] | Non
     if "walltime" in job and (wall is None or math.isnan(wall)):
         return None, ("walltime", f"walltime {job['walltime']!r} is not a number")
     row: dict[str, Any] = {
-        "job_id": jid,
+        "job_id": _job_id(sid),
+        "batsim_id": sid,
         "submit_time": subtime,
         "walltime": wall if wall is not None and wall > 0 else delay,
         "runtime": delay,
@@ -175,17 +192,30 @@ def read_batsim(
         raise WorkloadError(f"{path}: nb_res {nb_res!r} is not a positive integer")
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
+    first_at: dict[str, int] = {}
     for k, job in enumerate(doc["jobs"], start=1):
         row, bad = _parse_job(job, profiles)
+        if row is not None and row["batsim_id"] in first_at:
+            row, bad = (
+                None,
+                ("id", f"job id {row['batsim_id']!r} is given twice (first at job {first_at[row['batsim_id']]})"),
+            )
         if row is not None:
+            first_at[row["batsim_id"]] = k
             rows.append({**row, "__line": k})
             continue
         assert bad is not None
         jid = _job_id(job.get("id")) if isinstance(job, dict) else None
         raw = json.dumps(job, default=str)[:500]
         rejects.append({"source": source, "line": k, "job_id": jid, "field": bad[0], "reason": bad[1], "raw": raw})
+    numbers = [r["job_id"] for r in rows]
+    by_position = any(n is None for n in numbers) or len(set(numbers)) != len(numbers)
+    if by_position:  # ids that hold no integer, or the same integer under two workloads: number by position
+        for r in rows:
+            r["job_id"] = r["__line"]
     schema = {
         "job_id": pl.Int64,
+        "batsim_id": pl.Utf8,
         "submit_time": pl.Float64,
         "walltime": pl.Float64,
         "runtime": pl.Float64,
@@ -197,7 +227,10 @@ def read_batsim(
     jobs = jobs.drop([c for c in EXTRA_FIELDS if jobs[c].null_count() == jobs.height])
     size = machine_size or declared
     conventions = [
-        "Batsim v4 workload: id → job_id, subtime → submit_time, res → size, delay profile → runtime",
+        "Batsim v4 workload: id → batsim_id (text), subtime → submit_time, res → size, delay profile → runtime",
+        "job_id: the 1-based position in 'jobs' (the ids do not all hold distinct integers)"
+        if by_position
+        else "job_id: the integer each id holds",
         "walltime missing or <= 0 (Batsim: no walltime): walltime = run time",
         "jobs with a non-delay or unknown profile rejected (their run time depends on Batsim's platform model)",
         "reject 'line' is the job's 1-based position in 'jobs'",
