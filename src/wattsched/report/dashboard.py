@@ -18,6 +18,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import polars as pl
+from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
@@ -31,7 +33,7 @@ from wattsched.campaign.summary import (
     estimator_order,
 )
 from wattsched.core.scalars import as_float
-from wattsched.core.store import CampaignError, done_ids, read_manifest
+from wattsched.core.store import CampaignError, atomic_write, done_ids, read_manifest
 from wattsched.plots.steps import resample_step
 from wattsched.plots.style import source_colour
 from wattsched.report.gantt import GanttData, default_gantt_run, gantt_data, run_title
@@ -557,22 +559,19 @@ def write_dashboard(campaign_dir: str | Path, path: str | Path, *, gantt_run: st
             parts.append(_div(prediction_density_figure(frame, name), f"pred-density-{name}", 480))
         sections.append(("predictions", "Power prediction errors", "".join(parts)))
 
-    nav = "".join(f"<a href='#{sid}'>{html.escape(title)}</a>" for sid, title, _ in sections)
-    body = "".join(
-        f"<section id='{sid}'><h2>{html.escape(title)}</h2>{content}</section>" for sid, title, content in sections
-    )
     name = manifest["spec"]["name"]
-    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
-    page = (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>wattsched campaign {html.escape(name)}</title><style>{_CSS}</style>"
-        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
-        f"<header><h1>Campaign {html.escape(name)}</h1><p>{len(done & {r['id'] for r in runs}):,} of "
-        f"{len(runs):,} runs finished · {html.escape(str(campaign_dir))} · written {stamp}</p></header>"
-        f"<nav>{nav}</nav><main>{body}</main></body></html>"
+    env = Environment(loader=PackageLoader("wattsched.report", "templates"), autoescape=True)
+    page = env.get_template("dashboard.html.j2").render(
+        name=name,
+        css=Markup(_CSS),
+        plotly_js=Markup(get_plotlyjs()),
+        finished=f"{len(done & {r['id'] for r in runs}):,}",
+        planned=f"{len(runs):,}",
+        folder=str(campaign_dir),
+        stamp=time.strftime("%Y-%m-%d %H:%M", time.localtime()),
+        sections=[(sid, title, Markup(content)) for sid, title, content in sections],
     )
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    atomic_write(path, page)  # a kill leaves the former dashboard whole
     return path

@@ -8,10 +8,10 @@ default's, the sensitivity rows, the shared notes and the figures (``paper_vs_ou
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from jinja2 import Environment, PackageLoader
 
 _MARK = {"holds": "✓", "differs": "✗", "unstable": "~", "not checkable": "–"}
 _COLOURS = {"holds": "#1b7f3b", "differs": "#b35900", "unstable": "#7a3db8", "not checkable": "#666"}
@@ -186,66 +186,33 @@ vertical-align:top;text-align:left}th{background:#f3f3f3}img{max-width:100%;marg
 """
 
 
-def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]], verdict_col: int | None = None) -> str:
-    e = html.escape
-    out = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr>"]
-    for row in rows:
-        cells = []
-        for k, x in enumerate(row):
-            if k == verdict_col:
-                colour = _COLOURS.get(x.split(" ")[0], "#222")
-                cells.append(f"<td class='verdict' style='color:{colour}'>{e(x)}</td>")
-            else:
-                cells.append(f"<td>{e(x)}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    return "".join(out) + "</table>"
-
-
 def html_report(
     payload: dict[str, Any], meta: list[tuple[str, str]], notes: list[str], figures: list[Path], out: Path
 ) -> str:
-    e = html.escape
+    """REPORT.html, rendered from ``templates/report.html.j2`` (autoescaped): the sections of the module
+    docstring, with each verdict in its colour."""
     results, setup = _split(payload)
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Paper {e(payload['paper'])} reproduction</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>Paper {e(payload['paper'])}: {e(payload['title'])}</h1>",
-        f"<p><b>Claims: {e(counts_line_of(payload))}.</b></p>",
-        f"<p>{e(RULES.replace('**', ''))}</p><table>",
-    ]
-    parts += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in meta]
-    parts.append("</table>")
-    if notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
-    parts.append("<h2>Claims</h2>")
-    heads: tuple[str, ...] = ("id", "claim", "kind", "paper", "ours", "per seed", "tolerance", "verdict", "note")
-    rows = [claim_row(r) for r in results]
-    parts.append(_table(heads, rows, verdict_col=7))
-    if setup:
-        parts.append("<h2>Setup checks (not results)</h2>")
-        rows = [(r["id"], r["claim"], r["ours"]["text"], r["verdict"], r["note"]) for r in setup]
-        parts.append(_table(("id", "check", "ours", "verdict", "note"), rows, verdict_col=3))
-    for alt in payload["alternatives"]:
-        parts.append(f"<h2>Under another reading: {e(alt['name'])}</h2><p>{e(alt['description'])}</p>")
-        alt_heads = ("id", "claim", "paper", "default reading", "this reading", "per seed", "note")
-        parts.append(_table(alt_heads, _alternative_rows(payload, alt)))
-    if payload["sensitivity"]:
-        parts.append("<h2>Sensitivity: what moves the claims that differ</h2>")
-        rows = [(s["claim"], s["change"], s["default"], s["variant"], s["effect"]) for s in payload["sensitivity"]]
-        parts.append(_table(("claim", "change", "default", "with the change", "effect"), rows))
-    if payload["shared_notes"]:
-        parts.append(
-            "<h2>Shared notes</h2><ul>"
-            + "".join(f"<li><b>[{e(k)}]</b> {e(v)}</li>" for k, v in payload["shared_notes"].items())
-            + "</ul>"
+    env = Environment(loader=PackageLoader("wattsched.reproduce", "templates"), autoescape=True)
+    return (
+        env.get_template("report.html.j2").render(
+            payload=payload,
+            css=_CSS,
+            colours=_COLOURS,
+            counts=counts_line_of(payload),
+            rules=RULES.replace("**", ""),
+            meta=meta,
+            notes=notes,
+            claim_rows=[claim_row(r) for r in results],
+            setup_rows=[(r["id"], r["claim"], r["ours"]["text"], r["verdict"], r["note"]) for r in setup],
+            alternatives=[
+                {"name": alt["name"], "description": alt["description"], "rows": _alternative_rows(payload, alt)}
+                for alt in payload["alternatives"]
+            ],
+            sensitivity_rows=[
+                (s["claim"], s["change"], s["default"], s["variant"], s["effect"]) for s in payload["sensitivity"]
+            ],
+            shared_notes=list(payload["shared_notes"].items()),
+            figures=[(_relative(f, out), f.suffix.lower() in (".png", ".svg", ".jpg")) for f in figures],
         )
-    if figures:
-        parts.append("<h2>Figures</h2>")
-        for fig in figures:
-            rel = _relative(fig, out)
-            if fig.suffix.lower() in (".png", ".svg", ".jpg"):
-                parts.append(f"<figure><img src='{e(rel)}' alt='{e(rel)}'><figcaption>{e(rel)}</figcaption></figure>")
-            else:
-                parts.append(f"<p><a href='{e(rel)}'>{e(rel)}</a></p>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+        + "\n"
+    )
