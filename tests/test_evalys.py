@@ -155,3 +155,15 @@ def test_evalys_itself_reads_the_jobs_csv_and_finds_the_same_utilisation(tmp_pat
     area = float(js.utilisation["area"].sum())  # evalys: load × duration of each step
     work = float((jobs["execution_time"] * jobs["requested_number_of_resources"]).sum())
     assert area == pytest.approx(work, rel=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 2000), min_size=1, max_size=80))
+def test_interval_sets_agree_with_procset(ids: set[int]) -> None:
+    """Differential: our interval-set writer and reader against procset, the library evalys uses."""
+    from procset import ProcSet
+
+    nodes = np.asarray(sorted(ids), dtype=np.int64)
+    text = interval_set(nodes)
+    assert text == str(ProcSet(*nodes.tolist()))
+    assert parse_interval_set(text).tolist() == list(ProcSet.from_str(text))
