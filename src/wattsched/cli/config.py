@@ -5,6 +5,10 @@ line overrides the file, and the file can supply required options too. Keys are 
 dashes, with ``-`` or ``_`` (``machine-size`` or ``machine_size``); ``format`` for ``--format``. Relative
 paths in the file are relative to the file. An unknown key, or a value of the wrong type, is a one-line error
 naming the file and the key.
+
+click applies the values (``default_map``); this module only validates them first. click would convert a bad
+value itself, but its error names the option (``Invalid value for '--machine-size'``), not the file and the key
+the user has to fix, hence the pydantic model built from the command's own option types.
 """
 
 from __future__ import annotations
