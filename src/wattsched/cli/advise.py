@@ -6,21 +6,16 @@ what-if on a recorded sacct history. The options override the TOML file given wi
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from wattsched.cli.choices import AdviseMode, BackendKind, OvershootAction
 from wattsched.cli.common import emit_json, err, fail, output, report_rejects, warn
-from wattsched.core.stopping import interruptions
 
-
-def _overrides(**options: Any) -> dict[str, Any]:
-    """The options given on the command line (None = not given), for :func:`load_config`."""
-    return {key: value for key, value in options.items() if value is not None}
+if TYPE_CHECKING:  # imported by the commands themselves, not to print --help
+    from wattsched.api.advise import AdviseRun, AdvisorConfig, CycleResult
 
 
 app = typer.Typer(
@@ -109,7 +104,7 @@ def advise(
     if ctx.invoked_subcommand is not None:
         return
     if print_job_submit_lua:
-        from wattsched.advise.slurm import job_submit_lua
+        from wattsched.api.advise import job_submit_lua
 
         lua = job_submit_lua()
         if output.json:  # stdout holds the JSON: the path, not the file
@@ -117,52 +112,61 @@ def advise(
         else:
             typer.echo(lua.read_text(encoding="utf-8"), nl=False)
         return
-    from wattsched.advise.config import AdvisorConfigError, load_config
+    from wattsched.api.advise import AdviseError, AdvisorConfigError, advise_config
 
     try:
-        cfg = load_config(
+        cfg = advise_config(
             config,
-            **_overrides(
-                cap=cap,
-                mode=mode.value if mode else None,
-                interval=interval,
-                state=state,
-                backend__kind=backend.value if backend else None,
-                backend__url=url,
-                status_file=status_file,
-                metrics_port=metrics_port,
-                report_dir=report_dir,
-                on_overshoot=on_overshoot.value if on_overshoot else None,
-            ),
+            cap=cap,
+            mode=mode.value if mode else None,
+            interval=interval,
+            state=state,
+            backend=backend.value if backend else None,
+            url=url,
+            status_file=status_file,
+            metrics_port=metrics_port,
+            report_dir=report_dir,
+            on_overshoot=on_overshoot.value if on_overshoot else None,
         )
     except AdvisorConfigError as exc:
         fail(str(exc))
     if replay is not None:
-        ignored = {"--once": once, "--actions": actions, "--metrics-port": metrics_port}
-        emit_json(_replay(replay, cfg, report_dir, ignored))
+        for name, value in {"--once": once, "--actions": actions, "--metrics-port": metrics_port}.items():
+            if value:
+                warn(f"{name} is ignored with --replay (nothing runs against Slurm)")
+        emit_json(_replay(replay, cfg, report_dir))
         return
-    summary = _run(cfg, once=once, actions=actions)
+    try:
+        run = _run(cfg, once=once, actions=actions)
+    except AdviseError as exc:
+        fail(str(exc))
+    if run.interrupted:
+        err.print(
+            f"advisor stopped on standby, 0 cycle(s): {run.state} was held by another advisor"
+            if run.role == "standby"
+            else f"advisor stopped after {run.cycles} cycle(s); state kept in {run.state}"
+        )
+    elif run.cycle is not None:
+        _print_cycle(run.cycle)
+    for path in run.report_files:  # shadow mode's report, written when the loop stopped
+        err.print(f"wrote {path}")
+    summary = run.summary()
     emit_json(summary)
     if once and summary.get("error") is not None:
         raise typer.Exit(code=1)
 
 
-def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, Any]) -> dict[str, Any]:
+def _replay(dump: Path, cfg: AdvisorConfig, report_dir: Path | None) -> dict[str, Any]:
     """``--replay``: the offline what-if, one table and (with --report-dir) its files."""
-    from wattsched.advise.replay import replay
-
-    for name, value in ignored.items():
-        if value:
-            warn(f"{name} is ignored with --replay (nothing runs against Slurm)")
-    if cfg.cap.at(0.0) is None and not cfg.cap.windows:
-        fail("--replay needs a cap: give --cap WATTS or a [cap] table in --config")
-    if not dump.exists():
-        fail(f"{dump}: no such file (a recorded `sacct --json` or `sacct -P` history)")
-    result = replay(dump, cfg)
-    report_rejects(result.rejects, result.provenance.format)  # each rejected record's reason, on stderr
-    summary = dict(result.summary)
+    from wattsched.api.advise import AdviseError, advise_replay, write_advise_replay
     from wattsched.cli.common import console
 
+    try:
+        result = advise_replay(dump, cfg)
+    except AdviseError as exc:
+        fail(str(exc))
+    report_rejects(result.rejects, result.provenance.format)  # each rejected record's reason, on stderr
+    summary = dict(result.summary)
     console.print(_replay_table(summary, dump))
     console.print(
         f"{summary['jobs']} jobs replayed ({summary['rejected']} rejected, {summary['jobs_without_energy']} without "
@@ -182,9 +186,7 @@ def _replay(dump: Path, cfg: Any, report_dir: Path | None, ignored: dict[str, An
             "onto them (its ExcNodeList keeps each job inside its domains)"
         )
     if report_dir is not None:
-        from wattsched.report.advisor import write_replay_figure
-
-        written = [*result.write(report_dir).values(), *write_replay_figure(result, report_dir)]
+        written = write_advise_replay(result, report_dir)
         for path in written:
             console.print(f"wrote {path}")
         summary = summary | {"files": [str(p) for p in written]}
@@ -219,71 +221,13 @@ def _replay_table(summary: dict[str, Any], dump: Path) -> Any:
     return table
 
 
-def _run(cfg: Any, *, once: bool, actions: Path | None) -> dict[str, Any]:
-    """The live loop (or one cycle): take the state's lock (or wait as a standby while another advisor holds it;
-    ``--once`` refuses instead), build the backend and the store, cycle, report on stop. Returns the summary:
-    ``--once``'s cycle, or the loop's cycle count, state file and mode."""
-    from wattsched.advise.backends import BackendError, make_backend
-    from wattsched.advise.lock import AdvisorLock, stand_by
-    from wattsched.advise.records import SlurmAnswerError, SlurmUnavailable
-    from wattsched.core.safe_files import UnsafeFileError, check_existing
-
-    try:  # the top-level `license` key names the power license (else "power" or "power@<server>" is found)
-        settings = cfg.backend.model_dump() | {"license": cfg.license}
-        if settings["token"] is None and settings["token_env"]:
-            settings["token"] = os.environ.get(settings["token_env"])
-        slurm = make_backend(settings, os.environ)
-    except (BackendError, SlurmUnavailable, SlurmAnswerError, ValueError) as exc:
-        fail(str(exc))
-    state_path = Path(cfg.state)
-    if actions is None and cfg.mode == "shadow":
-        actions = state_path.with_name(state_path.stem + "-actions.jsonl")
-    lock = AdvisorLock(state_path)
-    try:  # before anything is written: a state, lock or actions log planted by someone else is refused
-        if actions is not None:
-            check_existing(actions, "actions log")
-        acquired = lock.try_acquire()
-    except UnsafeFileError as exc:
-        fail(str(exc))
-    if not acquired and once:
-        holder = lock.holder()
-        fail(
-            f"{state_path} is held by the active advisor, {f'pid {holder}' if holder else 'another process'} "
-            f"(lock {lock.path}): --once acts only when no other advisor runs on this state"
-        )
-
-    def sleep(seconds: float) -> bool:
-        time.sleep(seconds)
-        return False
-
-    if not acquired:
-        try:
-            stand_by(lock, sleep, status_file=cfg.status_file, mode=cfg.mode, on_line=_note)
-        except interruptions():
-            err.print(f"advisor stopped on standby, 0 cycle(s): {state_path} was held by another advisor")
-            return {"cycles": 0, "state": str(state_path), "mode": cfg.mode, "role": "standby"}
-    with lock:
-        return _cycle(cfg, slurm, state_path, once=once, actions=actions, sleep=sleep)
-
-
-def _note(line: str) -> None:
-    if not output.quiet:
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def _cycle(cfg: Any, slurm: Any, state_path: Path, *, once: bool, actions: Path | None, sleep: Any) -> dict[str, Any]:
-    """The active advisor, the lock held: the store, the metrics server (bound only now: a standby given the
-    same port would fail to bind it), one cycle or the loop."""
-    from wattsched.advise.loop import Advisor, CycleResult, Metrics
-    from wattsched.advise.store import AdvisorStore, StoreError
-
-    metrics = Metrics() if cfg.metrics_port else None
-    if metrics is not None:
-        metrics.serve(int(cfg.metrics_port))
+def _run(cfg: AdvisorConfig, *, once: bool, actions: Path | None) -> AdviseRun:
+    """The live loop (or one cycle) through :func:`wattsched.api.advise.advise_run`, with its progress on stderr:
+    each standby line, the loop's start and each cycle (not with ``--once``, which prints its one cycle after),
+    and the advisor's warnings."""
+    from wattsched.api.advise import advise_run
 
     def on_cycle(result: CycleResult) -> None:
-        if metrics is not None:
-            metrics.update(result)
         if output.quiet or once:
             return
         line = (
@@ -293,47 +237,28 @@ def _cycle(cfg: Any, slurm: Any, state_path: Path, *, once: bool, actions: Path 
         )
         err.print(line if result.error is None else f"cycle {result.cycle}: no action: {result.error}")
 
-    try:
-        store = AdvisorStore(state_path)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
-        advisor = Advisor(cfg, slurm, store, actions_log=actions, on_cycle=on_cycle, on_note=warn)
-        try:
-            if once:
-                result = advisor.cycle()
-                _print_cycle(result)
-                return result.as_json()
-            if not output.quiet:
-                err.print(
-                    f"advisor running: mode {cfg.mode}, every {cfg.interval:g} s, state {state_path}; "
-                    "Ctrl-C or SIGTERM stops it"
-                )
-            advisor.run(sleep)
-        except interruptions():
-            err.print(f"advisor stopped after {advisor.cycles} cycle(s); state kept in {state_path}")
-        finally:
-            advisor.close()  # alert commands still running are stopped: nothing is left behind
-            if cfg.mode == "shadow" and cfg.report_dir is not None and not once:
-                _shadow_report(store, Path(cfg.report_dir))
-        return {"cycles": advisor.cycles, "state": str(state_path), "mode": cfg.mode}
+    def on_active() -> None:
+        if not output.quiet and not once:
+            err.print(
+                f"advisor running: mode {cfg.mode}, every {cfg.interval:g} s, state {cfg.state}; "
+                "Ctrl-C or SIGTERM stops it"
+            )
+
+    return advise_run(
+        cfg, once=once, actions=actions, on_cycle=on_cycle, on_note=warn, on_standby=_note, on_active=on_active
+    )
 
 
-def _shadow_report(store: Any, folder: Path) -> None:
-    """Shadow mode's report (predicted power against the cap, jobs it would have delayed or advanced)."""
-    from wattsched.advise.shadow_report import shadow_report, write_shadow_report
-    from wattsched.report.advisor import write_shadow_figure
-
-    report = shadow_report(store)
-    for path in [*write_shadow_report(report, folder).values(), *write_shadow_figure(report, folder)]:
-        err.print(f"wrote {path}")
+def _note(line: str) -> None:
+    if not output.quiet:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _watts(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.0f} W"
 
 
-def _print_cycle(result: Any) -> None:
+def _print_cycle(result: CycleResult) -> None:
     """``--once``: what the cycle saw and every action, one line each."""
     from wattsched.cli.common import console
 
@@ -362,22 +287,13 @@ def status(
 ) -> None:
     """What the running advisor last saw: the cap, the measured power, the budget, overshoots, power domains, and
     why each pending job waits."""
-    from wattsched.advise.status import StatusError, read_status
+    from wattsched.api.advise import AdviseError, AdvisorConfigError, StatusError, advise_status
 
-    path = status_file
-    if path is None and config is not None:
-        from wattsched.advise.config import AdvisorConfigError, load_config
-
-        try:
-            path = load_config(config, cap=0).status_file  # the cap is not needed to find the file
-        except AdvisorConfigError as exc:
-            fail(str(exc))
-    if path is None:
-        fail("give --status-file FILE (the advisor's --status-file) or --config FILE with a status_file key")
     try:
-        current = read_status(Path(path))
-    except StatusError as exc:
+        current = advise_status(status_file, config=config)
+    except (AdviseError, AdvisorConfigError, StatusError) as exc:
         fail(str(exc))
+    path = current.path
     if output.json:
         emit_json(current.data | {"age_s": current.age_s})
         return

@@ -4,22 +4,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from wattsched.cli.common import console, emit_json, err, fail, warn
 
-if TYPE_CHECKING:
-    from wattsched.testbed.config import TestbedOptions, TestbedState
-
 app = typer.Typer(
     help="A throwaway local Slurm cluster with synthetic node power, to try the advisor (docs/testbed.md).",
     no_args_is_help=True,
 )
 
-#: The default testbed folder (relative to where the command runs).
+#: The default testbed folder (relative to where the command runs): wattsched.api.testbed.DEFAULT_DIR, written
+#: out so that printing --help imports no toolkit module (tests/test_api_advise_testbed.py checks they agree).
 DEFAULT_DIR = Path("wattsched-testbed")
 
 DirOption = Annotated[Path, typer.Option("--dir", help="The testbed's folder: configuration, state, logs.")]
@@ -43,16 +41,13 @@ def up(
     """Start the cluster (munge, MariaDB, slurmdbd, slurmctld, one slurmd per node, the power daemon); a running
     one is left as it is; a crashed one is cleaned up and started again. Creates the test users wsalice and wsbob
     when missing. Needs root and the Debian packages of `make testbed-deps`."""
-    from wattsched.testbed.cluster import up as start  # deferred: psutil, hostlist
-    from wattsched.testbed.config import TestbedOptions
-    from wattsched.testbed.procs import TestbedError
+    from wattsched.api.testbed import TestbedError, testbed_up  # deferred: psutil, hostlist
 
-    opts = TestbedOptions(
-        base=dir, nodes=nodes, idle_watts=idle_watts, max_watts=max_watts, license_total=license_total,
-        remote_license=remote_license, rest=rest,
-    )  # fmt: skip
     try:
-        result = start(opts)
+        result = testbed_up(
+            dir, nodes=nodes, idle_watts=idle_watts, max_watts=max_watts, license_total=license_total,
+            remote_license=remote_license, rest=rest,
+        )  # fmt: skip
     except TestbedError as exc:
         fail(str(exc))
     except OSError as exc:  # the folder cannot be made or written (a file in the way, a read-only disk)
@@ -60,9 +55,9 @@ def up(
     state = result.state
     if result.already_running:
         err.print(f"a testbed already runs in {state.base}: nothing started")
-        differ = _differences(opts, state)
-        if differ:
-            warn(f"{', '.join(differ)} ignored: they differ from the running testbed's; `wattsched testbed down` first")
+        if result.ignored:
+            ignored = ", ".join(result.ignored)
+            warn(f"{ignored} ignored: they differ from the running testbed's; `wattsched testbed down` first")
     elif result.cleaned_stale:
         err.print(f"cleaned the stale state of an earlier testbed in {state.base}")
     if result.users_created:
@@ -80,20 +75,6 @@ def up(
     console.print(f"export SLURM_CONF={state.slurm_conf}")
 
 
-def _differences(opts: TestbedOptions, state: TestbedState) -> list[str]:
-    """The options of ``up`` that differ from those of the running testbed (ignored: it runs as it is)."""
-    running = {
-        "--nodes": len(state.nodes), "--idle-watts": state.idle_watts, "--max-watts": state.max_watts,
-        "--license-total": state.license_total, "--remote-license": state.remote_license,
-        "--rest": state.rest_url is not None,
-    }  # fmt: skip
-    asked = {
-        "--nodes": opts.nodes, "--idle-watts": opts.idle_watts, "--max-watts": opts.max_watts,
-        "--license-total": opts.power_total, "--remote-license": opts.remote_license, "--rest": opts.rest,
-    }  # fmt: skip
-    return [f"{name} {asked[name]}" for name in running if running[name] != asked[name]]
-
-
 @app.command("down")
 def down(
     dir: DirOption = DEFAULT_DIR,
@@ -101,12 +82,12 @@ def down(
 ) -> None:
     """Cancel every job, stop the daemons in reverse order, then any other process of the testbed (a daemon
     restarted by hand is found by its configuration), and fail naming each process still alive."""
-    from wattsched.testbed.cluster import down as stop
-    from wattsched.testbed.config import STATE_FILE
+    from wattsched.api.testbed import NoTestbedError, testbed_down
 
-    if not (dir / STATE_FILE).exists():
-        fail(f"{dir}: no testbed here (no {STATE_FILE})")
-    result = stop(dir, purge=purge)
+    try:
+        result = testbed_down(dir, purge=purge)
+    except NoTestbedError as exc:
+        fail(str(exc))
     emit_json({"dir": str(dir.resolve()), "cancelled_jobs": result.cancelled, "stopped": result.stopped,
                "found": result.found, "survivors": result.survivors, "purged": result.purged})  # fmt: skip
     if result.survivors:
@@ -123,11 +104,12 @@ def down(
 @app.command("status")
 def status(dir: DirOption = DEFAULT_DIR) -> None:
     """The daemons (alive or not), the nodes (state, CurrentWatts) and the power license (total, used)."""
-    from wattsched.testbed.status import status as read_status
+    from wattsched.api.testbed import NoTestbedError, testbed_status
 
-    st = read_status(dir)
-    if st is None:
-        fail(f"{dir}: no testbed here (no testbed.json)")
+    try:
+        st = testbed_status(dir)
+    except NoTestbedError as exc:
+        fail(str(exc))
     emit_json({"dir": st.base, "running": st.running, "slurm_conf": st.slurm_conf, "daemons": st.daemons,
                "nodes": st.nodes, "license": st.license, "rest_url": st.rest_url})  # fmt: skip
     table = Table(title=f"testbed {st.base}")
