@@ -24,10 +24,10 @@ def compare(
     """Compare the metrics of simulate runs (from each run's summary.json), with each run's difference from the
     first; runs over different job sets are refused unless --common-jobs."""
     # deferred: the report package loads matplotlib; `wattsched --help` should not
-    from wattsched.report.compare import compare_runs
+    from wattsched.api.reports import compare_runs
 
     try:
-        table, notes = compare_runs(runs, common=common_jobs)
+        table, notes = compare_runs(runs, common_jobs=common_jobs)
     except ValueError as exc:  # CompareError, and unreadable run folders
         fail(str(exc))
     if "recomputed" in notes:
@@ -64,12 +64,12 @@ def report(
     """Write RUN/report.html and RUN/run.png, .svg for a run made without --html: Gantt chart on the node
     allocation, utilisation, queue length, and power against the cap for a power run."""
     # deferred: the report package loads matplotlib; `wattsched --help` should not
-    from wattsched.report.run_report import write_run_report
+    from wattsched.api.reports import RUN_REPORT_FIGURES, write_run_report
 
     try:
         path = write_run_report(run)
     except ValueError as exc:  # not a run folder, unreadable tables, an impossible schedule
         fail(str(exc))
-    files = [path, path.with_name("run.png"), path.with_name("run.svg")]
+    files = [path, *(path.with_name(name) for name in RUN_REPORT_FIGURES)]
     emit_json({"files": [str(f) for f in files]})
     console.print(f"wrote {', '.join(str(f) for f in files)}", markup=False)

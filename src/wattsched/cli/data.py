@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
+from wattsched.api.vocabulary import format_help
 from wattsched.cli.choices import PublicDataset
 from wattsched.cli.common import (
     ColumnsOption,
@@ -20,7 +21,6 @@ from wattsched.cli.common import (
     warn_ignored_timezone,
 )
 from wattsched.core.errors import WorkloadError
-from wattsched.workload.formats import format_help
 
 app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=True)
 
@@ -43,14 +43,13 @@ def data_fetch(
     """Download a public dataset from its archive record, checking checksums and resuming partial downloads.
 
     Only the archive's own https links are followed; a file the record lists without a checksum is refused."""
-    # deferred: urllib.request loads http and ssl (20 ms); `wattsched --help` should not
-    from wattsched.workload.fetch import PM100_RECORD, FetchError, fetch_record
+    # deferred: urllib.request loads http and ssl (20 ms), the readers numba and pyarrow; `wattsched --help` should not
+    from wattsched.api.workloads import FetchError, check_fetch_request, fetch_dataset
 
-    if not 0 < max_size <= 1 << 20:
-        fail(f"--max-size must be a size in GiB between 0 and 1048576, got {max_size:g}")
-
-    if dataset != "pm100":
-        fail(f"unknown dataset {dataset!r}; available: pm100")
+    try:
+        check_fetch_request(dataset.value, max_size)
+    except ValueError as exc:  # --max-size out of range, or an unknown dataset
+        fail(str(exc))
     with Progress(
         TextColumn("{task.description}", markup=False, style="bold"),  # names come from the network: no markup
         BarColumn(),
@@ -66,13 +65,8 @@ def data_fetch(
             bar.update(tasks[name], completed=done)
 
         try:
-            paths = fetch_record(
-                record or PM100_RECORD,
-                to,
-                files=file or ["job_table.parquet"],
-                base_url=base_url,
-                max_size=int(max_size * (1 << 30)),
-                progress=progress,
+            paths = fetch_dataset(
+                dataset.value, to, file=file, record=record, base_url=base_url, max_size=max_size, progress=progress
             )
         except FetchError as exc:
             fail(str(exc))
@@ -135,22 +129,18 @@ def data_stats(
 ) -> None:
     """Workload statistics as the Parallel Workloads Archive shows them: jobs, users, offered load, size and
     runtime quantiles and log2 histograms, inter-arrival times, walltime accuracy."""
-    # deferred: the readers load numba and pyarrow; `wattsched --help` should not
-    from wattsched.workload.load import load_workload
-    from wattsched.workload.stats import workload_stats
+    # deferred: the readers load numba and pyarrow, the figure matplotlib; `wattsched --help` should not
+    from wattsched.api.workloads import EmptyWorkloadError, load_workload, workload_statistics
 
     try:
         read = load_workload(file, machine_size=machine_size, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
     except (WorkloadError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
-    if read.jobs.height == 0:
-        fail(f"{file}: no job to describe ({read.rejects.height:,} input lines rejected)")
-    stats = workload_stats(read, machine_size)
-    if figure is not None:
-        from wattsched.report.workload_figure import plot_workload_stats  # deferred: matplotlib
-
-        plot_workload_stats(stats, read.jobs, figure)
+    try:
+        stats = workload_statistics(read, machine_size=machine_size, figure=figure, source=file)
+    except EmptyWorkloadError as exc:
+        fail(str(exc))
     emit_json(stats)
     _print_stats(stats)
     report_rejects(read.rejects, read.provenance.format)

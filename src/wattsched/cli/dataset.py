@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +9,8 @@ import typer
 from rich.progress import TextColumn
 
 from wattsched.cli.choices import Executor
-from wattsched.cli.common import console, emit_json, fail, progress_bar, renamed_option
+from wattsched.cli.common import console, emit_json, fail, renamed_option
+from wattsched.cli.progress import progress_bar
 from wattsched.cli.stoppable import exit_interrupted
 from wattsched.core.stopping import interruptions
 
@@ -64,56 +64,53 @@ def dataset_build(
     if jobs is None:
         fail("missing option --job-table (the job table: job_id, start_time, end_time, nodes)")
     # deferred: the dataset builder loads numba, pyarrow and (optionally) dask; `wattsched --help` should not
-    import polars as pl
+    from wattsched.api.datasets import BUILD_ERRORS, build_power_dataset, lock_dataset_output, read_job_table
 
-    from wattsched.dataset.build import build_dataset, lock_output, write_outputs
-    from wattsched.dataset.extract import ExtractionStats
-
-    stats = ExtractionStats()
     try:  # one build per output at a time; the holder removes what a killed build of it left
-        lock = lock_output(output)
+        lock = lock_dataset_output(output)
     except OSError as exc:
         fail(str(exc))
     try:
-        table = pl.read_parquet(jobs) if jobs.suffix == ".parquet" else pl.read_csv(jobs)
+        table = read_job_table(jobs)
         with progress_bar("[bold]telemetry windows", TextColumn("{task.fields[rows]:,} rows")) as bar:
             task = bar.add_task("windows", total=None, rows=0)
 
             def progress(done: int, total: int, rows: int) -> None:
                 bar.update(task, completed=done, total=total, rows=rows)
 
-            dataset, rejects = build_dataset(
+            built = build_power_dataset(
                 table,
                 telemetry,
+                output,
                 period=period,
                 legacy_split=legacy_split,
                 max_missing=max_missing,
                 snap=snap,
                 memory_gb=memory_gb,
-                executor=executor,
-                workers=workers or max(1, os.cpu_count() or 1),
+                executor=executor.value,
+                workers=workers,
                 address=address,
                 progress=progress,
-                stats=stats,
+                lock=False,  # held above, from before the job table is read
             )
-        rejects_path = write_outputs(dataset, rejects, output)  # atomic: a kill leaves the previous build whole
     except interruptions():  # Ctrl-C, or SIGTERM (made one by the root app); the pool's workers are ended
         exit_interrupted(
             f"interrupted: the dataset build stopped; {output} was not written (a previous build there is "
             "unchanged); run the same command again to rebuild"
         )
-    except (ValueError, FileNotFoundError, pl.exceptions.PolarsError, OSError) as exc:
+    except BUILD_ERRORS as exc:
         fail(str(exc))
     finally:
         lock.release()
-    per_stage = dict(rejects.group_by("stage").len().sort("stage").iter_rows())
+    per_stage = built.rejected_per_stage
+    stats = built.stats
     emit_json(
         {
-            "jobs": table.height,
+            "jobs": built.jobs,
             "dataset": str(output),
-            "kept": dataset.height,
-            "rejects": str(rejects_path),
-            "rejected": rejects.height,
+            "kept": built.dataset.height,
+            "rejects": str(built.rejects_path),
+            "rejected": built.rejects.height,
             "rejected_per_stage": per_stage,
             "telemetry_rows": stats.telemetry_rows,
             "windows": stats.windows,
@@ -121,8 +118,8 @@ def dataset_build(
     )
     counts = ", ".join(f"{s}: {n:,}" for s, n in per_stage.items())
     console.print(
-        f"{table.height:,} jobs: {dataset.height:,} in {output}, {rejects.height:,} rejected "
-        f"({counts or 'none'}) in {rejects_path}"
+        f"{built.jobs:,} jobs: {built.dataset.height:,} in {output}, {built.rejects.height:,} rejected "
+        f"({counts or 'none'}) in {built.rejects_path}"
     )
     console.print(f"telemetry: {stats.telemetry_rows:,} rows read in {stats.windows:,} window(s)")
     for note in stats.notes:

@@ -23,17 +23,13 @@ def generate_lublin_cmd(
 ) -> None:
     """Generate a Lublin–Feitelson (2003) workload of rigid parallel jobs."""
     # deferred: the generators and writers load numba and pyarrow; `wattsched --help` should not
-    from wattsched.core.bounds import check_fits
-    from wattsched.workload.generate import generate_lublin
-    from wattsched.workload.generate.footprint import LUBLIN_BYTES_PER_JOB
-    from wattsched.workload.save import save_workload, workload_format
+    from wattsched.api.generate import generate_lublin_workload
 
     try:
-        workload_format(output)  # a wrong file name fails before the jobs are drawn
-        check_fits("--jobs", jobs, LUBLIN_BYTES_PER_JOB, "the lublin generator")
-        result = generate_lublin(jobs, machine_size, seed=seed, target_load=load, n_users=users)
-        save_workload(result, output)
-    except ValueError as exc:
+        result = generate_lublin_workload(
+            output, jobs=jobs, machine_size=machine_size, seed=seed, load=load, users=users
+        )
+    except ValueError as exc:  # the output's name, a size too large for the memory, an option out of range
         fail(str(exc))
     emit_json({"output": str(output), "jobs": result.jobs.height})
     console.print(f"wrote {result.jobs.height} jobs to {output}")
@@ -54,18 +50,11 @@ def generate_m100_cmd(
 ) -> None:
     """Generate a Marconi100-like workload with per-job power profiles (20 s samples)."""
     # deferred: the generators and writers load numba and pyarrow; `wattsched --help` should not
-    from wattsched.core.bounds import check_fits
-    from wattsched.workload.generate import generate_m100like
-    from wattsched.workload.generate.footprint import M100_BYTES_PER_JOB
-    from wattsched.workload.save import save_workload
+    from wattsched.api.generate import generate_m100_workload
 
-    if not output.name.endswith(".parquet"):
-        fail("power profiles are a list column: write the m100 workload as .parquet")
     try:
-        check_fits("--jobs", jobs, M100_BYTES_PER_JOB, "the m100 generator")
-        result = generate_m100like(jobs, seed=seed, target_load=load, n_users=users, span_days=span_days)
-        save_workload(result, output, "parquet")
-    except ValueError as exc:
+        result = generate_m100_workload(output, jobs=jobs, seed=seed, load=load, users=users, span_days=span_days)
+    except ValueError as exc:  # not a .parquet output, a size too large for the memory, an option out of range
         fail(str(exc))
     emit_json({"output": str(output), "jobs": result.jobs.height})
     console.print(f"wrote {result.jobs.height} jobs with power profiles to {output}")
@@ -86,48 +75,22 @@ def generate_telemetry_cmd(
 ) -> None:
     """Generate a job table and per-PSU node telemetry for the PM100 method (streamed day by day to disk)."""
     # deferred: the telemetry generator loads numba and pyarrow; `wattsched --help` should not
-    from wattsched.core.bounds import check_fits, free_disk_bytes
-    from wattsched.core.store import atomic_parquet
-    from wattsched.dataset.synthetic import (
-        BYTES_PER_JOB,
-        DISK_BYTES_PER_SAMPLE,
-        place_jobs,
-        write_synthetic_exadata,
-    )
+    from wattsched.api.generate import generate_node_telemetry
 
     try:
-        check_fits("--jobs", jobs, BYTES_PER_JOB, "job placement")
-        if days > 0 and period > 0:  # the generator refuses the others with its own message
-            samples = int(2 * nodes * (days * 86_400.0 / period + 1))
-            check_fits(
-                "--days",
-                samples,
-                DISK_BYTES_PER_SAMPLE,
-                f"the telemetry of {nodes:,} nodes over {days:g} days",
-                limit=free_disk_bytes(output),
-                limit_name=f"free under {output}",
-                unit="PSU sample",
-                resource="disk",
-                value=days,
-            )
-        machine = place_jobs(
-            jobs,
-            n_nodes=nodes,
-            hours=days * 24.0,
+        made = generate_node_telemetry(
+            output,
+            jobs=jobs,
+            nodes=nodes,
+            days=days,
             period=period,
             shared_share=shared_share,
             missing_share=missing_share,
             outages=outages,
-            median_seconds=median_minutes * 60.0,
+            median_minutes=median_minutes,
             seed=seed,
         )
-        output.mkdir(parents=True, exist_ok=True)
-        atomic_parquet(machine.jobs, output / "jobs.parquet")
-        rows = write_synthetic_exadata(machine, output / "telemetry")
-    except ValueError as exc:
+    except ValueError as exc:  # a size too large for the memory or the disk, an option out of range
         fail(str(exc))
-    emit_json({"jobs": str(output / "jobs.parquet"), "n_jobs": machine.jobs.height, "psu_samples": 2 * rows})
-    console.print(
-        f"wrote {machine.jobs.height:,} jobs to {output / 'jobs.parquet'} and {2 * rows:,} PSU samples "
-        f"to {output / 'telemetry'}"
-    )
+    emit_json({"jobs": str(made.jobs), "n_jobs": made.n_jobs, "psu_samples": made.psu_samples})
+    console.print(f"wrote {made.n_jobs:,} jobs to {made.jobs} and {made.psu_samples:,} PSU samples to {made.telemetry}")
