@@ -3,8 +3,11 @@ options, calls a function here and prints what it returns (docs/api.md is a tour
 
 This is the top of the toolkit, just under ``wattsched.cli``: the one place the command line reaches the toolkit
 through (an import-linter contract in ``make test`` keeps the CLI off the modules below it). Each submodule is one
-group of commands: :mod:`.workloads` (``data``), :mod:`.predict` (``predict``), :mod:`.eamc` (``eamc``), ...;
-one run and its power setup come from :mod:`wattsched.runs`, re-exported here.
+group of commands: :mod:`.workloads` (``data``), :mod:`.generate`, :mod:`.datasets` (``dataset``),
+:mod:`.platforms`, :mod:`.predict`, :mod:`.reports` (``compare``, ``report``), :mod:`.campaigns` (``campaign``,
+the ``rmap`` and ``eamc`` grids), :mod:`.eamc`, :mod:`.reproduce`, :mod:`.advise`, :mod:`.testbed`, and
+:mod:`.vocabulary` (the names and help texts options show); one run and its power setup come from
+:mod:`wattsched.runs`. The main verbs of each are re-exported here.
 
 The names resolve on first use (PEP 562), so ``import wattsched.api`` stays cheap: ``wattsched --help`` loads
 none of the toolkit.
@@ -45,6 +48,30 @@ _EXPORTS: dict[str, str] = {
     "boxplot_per_user": "wattsched.predict.evaluate",
     "run_demo": "wattsched.demo",
     "run_campaign_demo": "wattsched.demo",
+    "run_campaign": "wattsched.api.campaigns",
+    "campaign_report": "wattsched.api.campaigns",
+    "campaign_status": "wattsched.api.campaigns",
+    "collect_results": "wattsched.api.campaigns",
+    "rmap_grid_experiment": "wattsched.api.campaigns",
+    "eamc_grid_experiment": "wattsched.api.campaigns",
+    "reproduce_paper": "wattsched.api.reproduce",
+    "generate_lublin_workload": "wattsched.api.generate",
+    "generate_m100_workload": "wattsched.api.generate",
+    "generate_node_telemetry": "wattsched.api.generate",
+    "build_power_dataset": "wattsched.api.datasets",
+    "describe_platform": "wattsched.api.platforms",
+    "platform_presets": "wattsched.api.platforms",
+    "compare_runs": "wattsched.api.reports",
+    "write_run_report": "wattsched.api.reports",
+    "fetch_dataset": "wattsched.api.workloads",
+    "workload_statistics": "wattsched.api.workloads",
+    "advise_config": "wattsched.api.advise",
+    "advise_run": "wattsched.api.advise",
+    "advise_replay": "wattsched.api.advise",
+    "advise_status": "wattsched.api.advise",
+    "testbed_up": "wattsched.api.testbed",
+    "testbed_down": "wattsched.api.testbed",
+    "testbed_status": "wattsched.api.testbed",
     "Conversion": "wattsched.api.workloads",
     "EmptyWorkloadError": "wattsched.api.workloads",
     "convert_workload": "wattsched.api.workloads",
@@ -62,32 +89,77 @@ __all__ = [
     "PredictionRun",
     "RunOutput",
     "SimulationError",
+    "advise_config",
+    "advise_replay",
+    "advise_run",
+    "advise_status",
     "boxplot_per_user",
+    "build_power_dataset",
+    "campaign_report",
+    "campaign_status",
+    "collect_results",
+    "compare_runs",
     "convert_workload",
+    "describe_platform",
+    "eamc_grid_experiment",
     "eamc_run",
     "eamc_table",
+    "fetch_dataset",
+    "generate_lublin_workload",
+    "generate_m100_workload",
+    "generate_node_telemetry",
     "load_workload",
     "machine_size_of",
+    "platform_presets",
     "policy_power_notes",
     "power_setup",
     "predict_power",
     "predict_runtime",
+    "reproduce_paper",
     "resolve_machine_size",
     "resolve_policy",
+    "rmap_grid_experiment",
+    "run_campaign",
     "run_campaign_demo",
     "run_demo",
     "run_policy",
+    "testbed_down",
+    "testbed_status",
+    "testbed_up",
+    "workload_statistics",
     "workload_window",
     "write_eamc_run",
     "write_prediction_report",
     "write_predictions",
     "write_run",
+    "write_run_report",
 ]
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from wattsched.api.advise import advise_config, advise_replay, advise_run, advise_status
+    from wattsched.api.campaigns import (
+        campaign_report,
+        campaign_status,
+        collect_results,
+        eamc_grid_experiment,
+        rmap_grid_experiment,
+        run_campaign,
+    )
+    from wattsched.api.datasets import build_power_dataset
     from wattsched.api.eamc import eamc_run, eamc_table, write_eamc_run
+    from wattsched.api.generate import generate_lublin_workload, generate_m100_workload, generate_node_telemetry
+    from wattsched.api.platforms import describe_platform, platform_presets
     from wattsched.api.predict import predict_power, predict_runtime, write_prediction_report, write_predictions
-    from wattsched.api.workloads import Conversion, EmptyWorkloadError, convert_workload
+    from wattsched.api.reports import compare_runs, write_run_report
+    from wattsched.api.reproduce import reproduce_paper
+    from wattsched.api.testbed import testbed_down, testbed_status, testbed_up
+    from wattsched.api.workloads import (
+        Conversion,
+        EmptyWorkloadError,
+        convert_workload,
+        fetch_dataset,
+        workload_statistics,
+    )
     from wattsched.demo import run_campaign_demo, run_demo
     from wattsched.engine.simulate import SimulationError
     from wattsched.policies.loader import resolve_policy
