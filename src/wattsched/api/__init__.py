@@ -185,13 +185,13 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use and keep the name here (PEP 562)."""
+    """A public name, read from its module at each lookup (PEP 562; the module is imported once). Not kept
+    here: the command line looks its functions up at every call, so a function replaced in its module (a test's
+    monkeypatch, a plugin) is the one called, not whichever this namespace saw first."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'wattsched.api' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    return getattr(import_module(module), name)
 
 
 def __dir__() -> list[str]:

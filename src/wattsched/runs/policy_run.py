@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.scalars import as_float
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
 from wattsched.core.store import atomic_table, atomic_write
 from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
@@ -297,8 +298,8 @@ def killed_at_walltime_note(schedule: pl.DataFrame, kill_grace: float = 0.0) -> 
     share = killed / max(schedule.height, 1)
     if share <= KILLED_NOTE_SHARE:
         return None
-    over = schedule.filter(pl.col("killed"))["trace_runtime"] - schedule.filter(pl.col("killed"))["walltime"]
-    median = float(over.median() or 0.0)
+    killed_rows = schedule.filter(pl.col("killed"))
+    median = as_float((killed_rows["trace_runtime"] - killed_rows["walltime"]).median())
     grace = f" (with a grace of {kill_grace:g} s)" if kill_grace else ""
     return (
         f"{killed:,} of {schedule.height:,} jobs ({share:.1%}) were killed at their walltime{grace}; their trace "

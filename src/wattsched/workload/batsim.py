@@ -195,11 +195,9 @@ def read_batsim(
     first_at: dict[str, int] = {}
     for k, job in enumerate(doc["jobs"], start=1):
         row, bad = _parse_job(job, profiles)
-        if row is not None and row["batsim_id"] in first_at:
-            row, bad = (
-                None,
-                ("id", f"job id {row['batsim_id']!r} is given twice (first at job {first_at[row['batsim_id']]})"),
-            )
+        sid = row["batsim_id"] if row is not None else None
+        if sid is not None and sid in first_at:
+            row, bad = None, ("id", f"job id {sid!r} is given twice (first at job {first_at[sid]})")
         if row is not None:
             first_at[row["batsim_id"]] = k
             rows.append({**row, "__line": k})

@@ -13,7 +13,7 @@ the equivalents of Figs. 3–5 (:mod:`wattsched.studies.eamc.figures`).
 ```toml
 kind = "eamc"
 name = "p2"
-data_dir = "../shared/data/eamc"     # the en_conf directory or a folder above it (default: $WATTSCHED_DATA or ../shared/data)
+data_dir = "../shared/data/eamc"     # the en_conf directory or above (default: $WATTSCHED_DATA, ../shared/data)
 mixes = ["W13", "W33", "W50"]
 policies = ["base-slurm", "min-runtime", "min-energy", "eamc-reorder", "eamc-priorityinc", "eamc-priorityinc-v"]
 t_weights = [1.0, 1.5]
