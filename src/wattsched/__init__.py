@@ -42,10 +42,10 @@ policies nor scikit-learn until they are needed. Everything else lives in the su
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wattsched.core import numba_cache as _numba_cache
+from wattsched.core.lazy_names import lazy_getattr as _lazy_getattr
 
 _numba_cache.configure()
 _numba_cache.defer_blas_check()
@@ -182,14 +182,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.workload.save import save_workload
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use and keep the name here (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'wattsched' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+#: Import a public name's module on first use and keep the name here (PEP 562).
+__getattr__ = _lazy_getattr("wattsched", _EXPORTS, keep=globals())
 
 
 def __dir__() -> list[str]:

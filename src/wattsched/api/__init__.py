@@ -15,8 +15,9 @@ none of the toolkit.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wattsched.core.lazy_names import lazy_getattr
 
 #: Public name → the module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -184,14 +185,10 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.workload.load import load_workload
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, read from its module at each lookup (PEP 562; the module is imported once). Not kept
-    here: the command line looks its functions up at every call, so a function replaced in its module (a test's
-    monkeypatch, a plugin) is the one called, not whichever this namespace saw first."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'wattsched.api' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+#: A public name, read from its module at each lookup (the module is imported once). Not kept here: the command
+#: line looks its functions up at every call, so a function replaced in its module (a test's monkeypatch, a
+#: plugin) is the one called, not whichever this namespace saw first.
+__getattr__ = lazy_getattr("wattsched.api", _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -18,11 +18,11 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from wattsched.advise.status import AdvisorStatus, StatusError, read_status
+from wattsched.core.lazy_names import lazy_getattr
 from wattsched.core.stopping import interruptions
 
 if TYPE_CHECKING:  # heavy (polars, pydantic, numba): resolved on first use by __getattr__ below
@@ -62,14 +62,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A re-exported toolkit type, its module imported on first use (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+#: A re-exported toolkit type, its module imported on first use (PEP 562).
+__getattr__ = lazy_getattr(__name__, _LAZY, keep=globals())
 
 
 class AdviseError(ValueError):

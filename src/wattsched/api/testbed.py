@@ -9,10 +9,10 @@ handling (psutil) is imported by the functions that use it, and its types resolv
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wattsched.core.lazy_names import lazy_getattr
 from wattsched.testbed.config import STATE_FILE, TestbedOptions, TestbedState
 
 if TYPE_CHECKING:  # psutil: resolved on first use by __getattr__ below
@@ -47,14 +47,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A re-exported toolkit type, its module imported on first use (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+#: A re-exported toolkit type, its module imported on first use (PEP 562).
+__getattr__ = lazy_getattr(__name__, _LAZY, keep=globals())
 
 
 class NoTestbedError(FileNotFoundError):

@@ -6,7 +6,8 @@ Semantics (docs/semantics.md §1):
   once;
 * a job started with zero duration completes at its start instant as a new event at that same instant (so the
   policy runs again at that instant, after the completion);
-* the run duration of a job is min(runtime, walltime): jobs are killed at their walltime;
+* the run duration of a job is min(runtime, kill limit): jobs are killed at their walltime plus the run's grace
+  (``kill_grace``, 0 by default; Slurm's OverTimeLimit);
 * every decision is validated (the job is queued and fits in the free units); an illegal one stops the run with
   an error code that the Python layer turns into a message.
 
@@ -68,34 +69,19 @@ from wattsched.policies.queue_policies import (
 )
 from wattsched.policies.sorted_pairs import insert_pair
 
+#: The order of :func:`run_kernel`'s ``job_arrays``: the workload, as the engine sees it.
+JOB_ARRAYS = ("submit", "size", "kill_limit", "estimate", "runtime", "key", "prestart")
+#: The order of :func:`run_kernel`'s ``power_arrays``: the power check's configuration and the estimates.
+POWER_ARRAYS = ("pcfg", "pf", "sums", "shadow_sums", "est_m", "est_max", "est_s", "cap_t", "cap_v")
+
 
 @njit(cache=True)
-def _apply(
-    now,
-    ns,
-    out,
-    n,
-    queued,
-    size,
-    walltime,
-    estimate,
-    runtime,
-    free,
-    start,
-    end,
-    heap_t,
-    heap_j,
-    hs,
-    run_end,
-    run_job,
-    rc,
-    st,
-    sums,
-    est_m,
-    est_max,
-    est_s,
-):
-    """Validate and apply a pass's decisions; returns (free, hs, rc, ok). On a refusal ``st`` says why."""
+def _apply(now, ns, out, n, queued, jobs, free, start, end, running, hs, rc, st, power):
+    """Validate and apply a pass's decisions; returns (free, hs, rc, ok). On a refusal ``st`` says why.
+    ``jobs``, ``running`` and ``power`` are the bundles :func:`run_kernel` makes (see there)."""
+    size, walltime, estimate, runtime = jobs
+    heap_t, heap_j, run_end, run_job = running
+    sums, est_m, est_max, est_s = power
     for d in range(ns):
         j = out[d]
         if j < 0 or j >= n or not queued[j]:
@@ -120,49 +106,7 @@ def _apply(
 
 
 @njit(cache=True)
-def run_kernel(
-    backfill,
-    submit,
-    size,
-    walltime,
-    estimate,
-    runtime,
-    key,
-    stop_after_submissions,
-    st,
-    start,
-    end,
-    first_reservation,
-    reservation,
-    heap_t,
-    heap_j,
-    queue,
-    queued,
-    run_end,
-    run_job,
-    side_end,
-    side_job,
-    out,
-    prof_t,
-    prof_a,
-    pol,
-    res_t,
-    res_j,
-    finished,
-    assumed_end,
-    clock,
-    pcfg,
-    pf,
-    sums,
-    shadow_sums,
-    est_m,
-    est_max,
-    est_s,
-    cap_t,
-    cap_v,
-    done_log,
-    prestart,
-):
+def run_kernel(backfill, job_arrays, stop_after_submissions, state, power_arrays):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
     and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
     ``st[ST_PENDING]`` is set, ``clock[0]`` holds the instant, and the next call first applies the
@@ -171,7 +115,42 @@ def run_kernel(
     so that an online predictor can learn from them and fill in the estimates of the jobs about to be
     submitted; the next call goes on with the submissions. A job with ``prestart`` set starts at its submit
     instant without a policy decision (a job already running when a workload window opens); it is an error if
-    it does not fit. Returns True when the run is complete."""
+    it does not fit. Returns True when the run is complete.
+
+    The arguments come in three bundles (tuples, unpacked here at no cost: numba passes them as structs), in the
+    orders :data:`JOB_ARRAYS`, :data:`~wattsched.engine.kernel_state.STATE_ARRAYS` (``KernelState.arrays()``) and
+    :data:`POWER_ARRAYS` name; ``walltime`` is where a job is killed (its walltime plus any grace)."""
+    submit, size, walltime, estimate, runtime, key, prestart = job_arrays
+    (
+        st,
+        start,
+        end,
+        first_reservation,
+        reservation,
+        heap_t,
+        heap_j,
+        queue,
+        queued,
+        run_end,
+        run_job,
+        side_end,
+        side_job,
+        out,
+        prof_t,
+        prof_a,
+        pol,
+        res_t,
+        res_j,
+        finished,
+        assumed_end,
+        clock,
+        done_log,
+    ) = state
+    pcfg, pf, sums, shadow_sums, est_m, est_max, est_s, cap_t, cap_v = power_arrays
+    # what a pass's decisions are applied with (_apply): the jobs' sizes and times, the running set, the power sums
+    jobs = (size, walltime, estimate, runtime)
+    running = (heap_t, heap_j, run_end, run_job)
+    power = (sums, est_m, est_max, est_s)
     n = submit.shape[0]
     free = st[ST_FREE]
     nxt = st[ST_NEXT_SUB]
@@ -197,29 +176,7 @@ def run_kernel(
         now = clock[0]
         fc = 0
         free, hs, rc, ok = _apply(
-            now,
-            st[ST_DECISIONS],
-            out,
-            n,
-            queued,
-            size,
-            walltime,
-            estimate,
-            runtime,
-            free,
-            start,
-            end,
-            heap_t,
-            heap_j,
-            hs,
-            run_end,
-            run_job,
-            rc,
-            st,
-            sums,
-            est_m,
-            est_max,
-            est_s,
+            now, st[ST_DECISIONS], out, n, queued, jobs, free, start, end, running, hs, rc, st, power
         )
         if not ok:
             return True
@@ -291,31 +248,7 @@ def run_kernel(
                     st[ST_ERROR_JOB] = nxt
                     return True
                 out[0] = nxt
-                free, hs, rc, ok = _apply(
-                    now,
-                    1,
-                    out,
-                    n,
-                    queued,
-                    size,
-                    walltime,
-                    estimate,
-                    runtime,
-                    free,
-                    start,
-                    end,
-                    heap_t,
-                    heap_j,
-                    hs,
-                    run_end,
-                    run_job,
-                    rc,
-                    st,
-                    sums,
-                    est_m,
-                    est_max,
-                    est_s,
-                )
+                free, hs, rc, ok = _apply(now, 1, out, n, queued, jobs, free, start, end, running, hs, rc, st, power)
             else:
                 if heap_mode:
                     qlen = qheap_push(queue, qlen, key, nxt)
@@ -358,31 +291,7 @@ def run_kernel(
                 ns = prefix_pass(
                     now, buf[base:m], m - base, free, size, out, pcfg, pf, sums, est_m, est_max, est_s, cap_t, cap_v
                 )
-                free, hs, rc, ok = _apply(
-                    now,
-                    ns,
-                    out,
-                    n,
-                    queued,
-                    size,
-                    walltime,
-                    estimate,
-                    runtime,
-                    free,
-                    start,
-                    end,
-                    heap_t,
-                    heap_j,
-                    hs,
-                    run_end,
-                    run_job,
-                    rc,
-                    st,
-                    sums,
-                    est_m,
-                    est_max,
-                    est_s,
-                )
+                free, hs, rc, ok = _apply(now, ns, out, n, queued, jobs, free, start, end, running, hs, rc, st, power)
                 if not ok:
                     return True
                 base += ns
@@ -462,31 +371,7 @@ def run_kernel(
             )
         fc = 0
         # 4. validate and apply the decisions
-        free, hs, rc, ok = _apply(
-            now,
-            ns,
-            out,
-            n,
-            queued,
-            size,
-            walltime,
-            estimate,
-            runtime,
-            free,
-            start,
-            end,
-            heap_t,
-            heap_j,
-            hs,
-            run_end,
-            run_job,
-            rc,
-            st,
-            sums,
-            est_m,
-            est_max,
-            est_s,
-        )
+        free, hs, rc, ok = _apply(now, ns, out, n, queued, jobs, free, start, end, running, hs, rc, st, power)
         if not ok:
             return True
         if ns > 0:

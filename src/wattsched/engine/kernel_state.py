@@ -39,6 +39,34 @@ ERR_NO_ROOM = 2
 ERR_PRESTART_NO_ROOM = 3  # a job that was already running at a window's start does not fit at t = 0
 
 
+#: The order of :meth:`KernelState.arrays`, the kernel's ``state`` bundle (``engine.kernel.run_kernel``).
+STATE_ARRAYS = (
+    "st",
+    "start",
+    "end",
+    "first_reservation",
+    "reservation",
+    "heap_t",
+    "heap_j",
+    "queue",
+    "queued",
+    "run_end",
+    "run_job",
+    "side_end",
+    "side_job",
+    "out",
+    "prof_t",
+    "prof_a",
+    "pol",
+    "res_t",
+    "res_j",
+    "finished",
+    "assumed_end",
+    "now",
+    "done_log",
+)
+
+
 class KernelState:
     """The arrays of one run; plain numpy, so the loop can stop and resume anywhere."""
 
@@ -73,3 +101,8 @@ class KernelState:
         # the policy's power bookkeeping: Σ mean, Σ max and Σ σ² of the running jobs' estimates
         self.sums = np.zeros(3)
         self.shadow_sums = np.zeros(3)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays the kernel reads and writes, in the order :data:`STATE_ARRAYS` names (one tuple, one
+        argument: numba passes it as a struct of array views)."""
+        return tuple(getattr(self, name) for name in STATE_ARRAYS)

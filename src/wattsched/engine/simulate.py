@@ -253,54 +253,16 @@ def simulate(
         feed = _OnlineFeed(online, jobs, submit, size, walltime, estimate, key, pol.order, est_m, est_max, est_s)
         state.st[ST_PREDICT] = 1
     kill_limit = walltime + kill_grace if kill_grace else walltime  # the kernel kills a job at its limit
+    # the kernel's three bundles, in the orders engine.kernel.JOB_ARRAYS, KernelState.arrays and POWER_ARRAYS
+    job_arrays = (submit, size, kill_limit, estimate, runtime, key, prestart)
+    state_arrays = state.arrays()
+    power_arrays = (pcfg, pf, state.sums, state.shadow_sums, est_m, est_max, est_s, cap_t, cap_v)
     t0 = time.perf_counter()
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
     target = min(n, step)
     while True:
         with compiled_section(n):  # Ctrl-C stops a long pass at once under the CLI (core/stopping.py)
-            done = run_kernel(
-                pol.backfill,
-                submit,
-                size,
-                kill_limit,
-                estimate,
-                runtime,
-                key,
-                target,
-                state.st,
-                state.start,
-                state.end,
-                state.first_reservation,
-                state.reservation,
-                state.heap_t,
-                state.heap_j,
-                state.queue,
-                state.queued,
-                state.run_end,
-                state.run_job,
-                state.side_end,
-                state.side_job,
-                state.out,
-                state.prof_t,
-                state.prof_a,
-                state.pol,
-                state.res_t,
-                state.res_j,
-                state.finished,
-                state.assumed_end,
-                state.now,
-                pcfg,
-                pf,
-                state.sums,
-                state.shadow_sums,
-                est_m,
-                est_max,
-                est_s,
-                cap_t,
-                cap_v,
-                state.done_log,
-                prestart,
-            )
+            done = run_kernel(pol.backfill, job_arrays, target, state_arrays, power_arrays)
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
         if state.st[ST_PRED_PENDING]:  # an instant with submissions: the predictor goes first
