@@ -41,11 +41,12 @@ def compare_runs(runs: Sequence[str | Path], *, common_jobs: bool = False) -> Ru
     return RunComparison(table, notes)
 
 
-def write_run_report(run: str | Path) -> Path:
+def write_run_report(run: str | Path, time_from: str | None = None, time_to: str | None = None) -> Path:
     """Write ``run/report.html`` (the run's summary table and figure) and the figure itself,
     :data:`RUN_REPORT_FIGURES` beside it: the Gantt chart on the node allocation, utilisation, queue length, and
-    power against the cap for a power run. Returns the HTML file's path; a ValueError for a folder that is not a
-    run, unreadable tables or an impossible schedule."""
+    power against the cap for a power run. ``time_from`` / ``time_to`` (``--from`` / ``--to``) zoom the figure:
+    seconds of the run's clock, or ISO dates when the trace has a start time. Returns the HTML file's path; a
+    ValueError for a folder that is not a run, unreadable tables, an impossible schedule or a bad instant."""
     from wattsched.report.run_report import write_run_report as write
 
-    return write(run)
+    return write(run, time_from, time_to)

@@ -60,15 +60,27 @@ def _cell(value: float | None, integral: bool) -> str:
 
 def report(
     run: Annotated[Path, typer.Argument(help="A `simulate --output` folder (any --format).")],
+    time_from: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="Zoom the figure from this instant: seconds of the run's clock, or a date (2022-01-03T12:00, "
+            "UTC unless it says) when the trace has a start time.",
+        ),
+    ] = None,
+    time_to: Annotated[
+        str | None, typer.Option("--to", help="Zoom the figure up to this instant (seconds or a date, as --from).")
+    ] = None,
 ) -> None:
     """Write RUN/report.html and RUN/run.png, .svg for a run made without --html: Gantt chart on the node
-    allocation, utilisation, queue length, and power against the cap for a power run."""
+    allocation, utilisation, queue length, and power against the cap for a power run; the time axis in dates
+    when the trace has a start time."""
     # deferred: the report package loads matplotlib; `wattsched --help` should not
     from wattsched.api.reports import RUN_REPORT_FIGURES, write_run_report
 
     try:
-        path = write_run_report(run)
-    except ValueError as exc:  # not a run folder, unreadable tables, an impossible schedule
+        path = write_run_report(run, time_from, time_to)
+    except ValueError as exc:  # not a run folder, unreadable tables, an impossible schedule, a bad instant
         fail(str(exc))
     files = [path, *(path.with_name(name) for name in RUN_REPORT_FIGURES)]
     emit_json({"files": [str(f) for f in files]})

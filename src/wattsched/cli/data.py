@@ -17,7 +17,9 @@ from wattsched.cli.common import (
     emit_json,
     err,
     fail,
+    renamed_option,
     report_rejects,
+    warn,
     warn_ignored_timezone,
 )
 from wattsched.core.errors import WorkloadError
@@ -28,7 +30,10 @@ app = typer.Typer(help="Convert workloads between formats.", no_args_is_help=Tru
 @app.command("fetch")
 def data_fetch(
     dataset: Annotated[PublicDataset, typer.Argument(case_sensitive=False, help="The dataset to download.")],
-    to: Annotated[Path, typer.Option("--to", help="Directory for the files (resumed if a fetch was interrupted).")],
+    output: Annotated[
+        Path | None, typer.Option(help="Directory for the files (resumed if a fetch was interrupted). Required.")
+    ] = None,
+    old_to: Annotated[Path | None, typer.Option("--to", hidden=True, help="Old name of --output.")] = None,
     file: Annotated[
         list[str] | None, typer.Option(help="Only these files of the record (repeatable; default: job_table.parquet).")
     ] = None,
@@ -46,6 +51,9 @@ def data_fetch(
     # deferred: urllib.request loads http and ssl (20 ms), the readers numba and pyarrow; `wattsched --help` should not
     from wattsched.api.workloads import FetchError, check_fetch_request, fetch_dataset
 
+    to = renamed_option(output, old_to, "--to", "--output")  # --to: the end of a report's time window
+    if to is None:
+        fail("missing option --output (the directory for the files)")
     try:
         check_fetch_request(dataset.value, max_size)
     except ValueError as exc:  # --max-size out of range, or an unknown dataset
@@ -77,10 +85,11 @@ def data_fetch(
 
 @app.command("convert")
 def data_convert(
-    input: Annotated[Path, typer.Option("--input", help=format_help())],
     output: Annotated[
         Path, typer.Option(help="Output by extension: .swf/.swf.gz, .parquet, .csv/.csv.gz, or .json (Batsim v4).")
     ],
+    workload: Annotated[Path | None, typer.Option(help=format_help() + " Required.")] = None,
+    old_input: Annotated[Path | None, typer.Option("--input", hidden=True, help="Old name of --workload.")] = None,
     machine_size: Annotated[int | None, typer.Option(help="Machine size (when the input does not declare it).")] = None,
     strict: Annotated[bool, typer.Option(help="Turn any rejected input line into an error.")] = False,
     timezone: TimezoneOption = None,
@@ -92,6 +101,9 @@ def data_convert(
     from wattsched.api.workloads import EmptyWorkloadError, conversion_rejects_path, convert_workload
     from wattsched.core.rejects import AllRejectedError, write_rejects
 
+    input = renamed_option(workload, old_input, "--input", "--workload")  # --workload: every command's input
+    if input is None:
+        fail("missing option --workload (the workload to convert)")
     where = conversion_rejects_path(output)
     try:
         done = convert_workload(
@@ -117,7 +129,10 @@ def data_convert(
 
 @app.command("stats")
 def data_stats(
-    file: Annotated[Path, typer.Argument(help=format_help())],
+    workload: Annotated[Path | None, typer.Option(help=format_help() + " Required.")] = None,
+    old_file: Annotated[
+        Path | None, typer.Argument(hidden=True, help="The workload (old form of --workload).", metavar="FILE")
+    ] = None,
     machine_size: Annotated[
         int | None, typer.Option(help="Machine size for the offered load (default: the one the workload declares).")
     ] = None,
@@ -132,6 +147,11 @@ def data_stats(
     # deferred: the readers load numba and pyarrow, the figure matplotlib; `wattsched --help` should not
     from wattsched.api.workloads import EmptyWorkloadError, load_workload, workload_statistics
 
+    if old_file is not None:
+        warn(f"give the workload as --workload {old_file} (a FILE argument is its old form; the file is read)")
+    file = old_file or workload  # --workload: every command's input
+    if file is None:
+        fail("missing option --workload (the workload to describe)")
     try:
         read = load_workload(file, machine_size=machine_size, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
