@@ -39,8 +39,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory):
 
 def test_side_by_side_with_differences(runs) -> None:
     table, notes = compare_runs([runs / "fcfs", runs / "easy", runs / "cons"])
-    assert table.columns == ["metric", "fcfs", "easy", "cons", "easy − fcfs", "cons − fcfs"]
+    assert table.columns == [
+        "metric",
+        "fcfs",
+        "easy",
+        "cons",
+        "easy − fcfs",
+        "cons − fcfs",
+        "easy vs fcfs (%)",
+        "cons vs fcfs (%)",
+    ]
     assert notes["jobs_compared"] == 400
+    assert notes["policies"] == {"fcfs": "fcfs", "easy": "easy", "cons": "conservative"}
     row = {r["metric"]: r for r in table.to_dicts()}
     fcfs = json.loads((runs / "fcfs" / "summary.json").read_text())["metrics"]
     easy = json.loads((runs / "easy" / "summary.json").read_text())["metrics"]
@@ -48,6 +58,8 @@ def test_side_by_side_with_differences(runs) -> None:
     assert row["wait_mean"]["easy − fcfs"] == pytest.approx(easy["wait_mean"] - fcfs["wait_mean"])
     assert row["wait_mean"]["easy − fcfs"] < 0  # backfilling shortens waits on a loaded machine
     assert row["n_jobs"]["cons − fcfs"] == 0
+    relative = 100 * (easy["wait_mean"] - fcfs["wait_mean"]) / fcfs["wait_mean"]
+    assert row["wait_mean"]["easy vs fcfs (%)"] == pytest.approx(relative)
 
 
 def test_different_job_sets_are_refused_with_counts(runs) -> None:
@@ -56,6 +68,18 @@ def test_different_job_sets_are_refused_with_counts(runs) -> None:
     result = runner.invoke(app, ["compare", str(runs / "easy"), str(runs / "smaller")])
     assert result.exit_code == 2 and "--common-jobs" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_jobs_of_another_trace_with_the_same_ids_are_not_common(runs, tmp_path) -> None:
+    """Issue 30, item 3: job 1 of one machine is not job 1 of another; --common-jobs matched ids alone."""
+    other = tmp_path / "other.parquet"
+    args = ["generate", "lublin", "--jobs", "400", "--machine-size", "32", "--load", "0.9", "--seed", "7"]
+    assert runner.invoke(app, [*args, "--output", str(other)]).exit_code == 0
+    run(other, "easy", tmp_path / "other-easy")
+    with pytest.raises(CompareError, match="no job in common"):
+        compare_runs([runs / "easy", tmp_path / "other-easy"], common=True)
+    with pytest.raises(CompareError, match=r"different job sets \(easy: 400, other-easy: 400; 0 in common\)"):
+        compare_runs([runs / "easy", tmp_path / "other-easy"])
 
 
 def test_common_jobs_recomputes_the_metrics(runs) -> None:

@@ -39,7 +39,11 @@ def compare(
             soft_wrap=True,
         )
     emit_json({"notes": notes, "metrics": table.to_dicts()})
-    out = Table(title=f"{len(runs)} runs over {notes['jobs_compared']:,} jobs (differences against {table.columns[1]})")
+    policies = ", ".join(f"{label}: {policy}" for label, policy in notes["policies"].items())
+    out = Table(
+        title=f"{len(runs)} runs over {notes['jobs_compared']:,} jobs (differences against {table.columns[1]})",
+        caption=f"policies: {policies}",
+    )
     for col in table.columns:
         out.add_column(col, justify="left" if col == "metric" else "right")
     for row in table.iter_rows():
