@@ -121,19 +121,21 @@ def test_read_batsim_rejects_what_gives_no_run_time(tmp_path) -> None:
     path = tmp_path / "w.json"
     path.write_text(json.dumps(_doc(jobs, profiles)))
     read = load_workload(path)
-    assert read.jobs["job_id"].to_list() == [1, 9]
-    assert read.jobs["walltime"].to_list() == [60.0, 30.0]  # no walltime: the run time, as in SWF
-    assert read.jobs["user_id"].to_list() == [5, None]
+    # "x" is a Batsim id like any other (issue 30): kept as text, and the jobs numbered by their position
+    assert read.jobs["batsim_id"].to_list() == ["w0!1", "x", "9"]
+    assert read.jobs["job_id"].to_list() == [1, 3, 9]
+    assert read.jobs["walltime"].to_list() == [60.0, 30.0, 30.0]  # no walltime: the run time, as in SWF
+    assert read.jobs["user_id"].to_list() == [5, None, None]
     reasons = dict(zip(read.rejects["line"], read.rejects["reason"], strict=True))
     assert reasons[2] == "profile 'p' has type 'parallel_homogeneous': only delay profiles give a run time"
-    assert reasons[3] == "job id 'x' is not an integer"
+    assert 3 not in reasons
     assert reasons[4] == "res 1.5 is not an integer"
     assert reasons[5] == "profile 'missing' is not in 'profiles'"
     assert reasons[6] == "profile 'nodelay' has no numeric 'delay'"
     assert reasons[7] == "job size exceeds the machine size (8)"
     assert reasons[8] == "'subtime' is missing"
     assert json.loads(read.rejects.filter(pl.col("line") == 7)["raw"].item())["id"] == 7  # the record's text
-    with pytest.raises(WorkloadError, match=r"w.json: 7 rejected record\(s\); first at line 2"):
+    with pytest.raises(WorkloadError, match=r"w.json: 6 rejected record\(s\); first at line 2"):
         load_workload(path, strict=True)
 
 

@@ -52,8 +52,8 @@ def test_evalys_output_joins_batsims_jobs_csv(tmp_path: Path) -> None:
     args = ["simulate", "--workload", str(workload), "--policy", "fcfs", "--format", "evalys", "--output", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    ours = JobSet.from_csv(str(out / "jobs.csv")).df
-    assert sorted(zip(ours["workload_name"], ours["job_id"].astype(str), strict=True)) == [
+    ours = JobSet.from_csv(str(out / "jobs.csv")).df  # evalys names the id column jobID
+    assert sorted(zip(ours["workload_name"], ours["jobID"].astype(str), strict=True)) == [
         ("w0", "1"),
         ("w0", "abc"),
         ("w1", "1"),
