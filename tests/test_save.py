@@ -64,3 +64,20 @@ def test_the_name_decides_and_a_given_format_must_agree(tmp_path: Path, lublin) 
     with pytest.raises(WorkloadError, match="unknown workload format 'xml'"):
         save_workload(lublin, tmp_path / "w.csv", format="xml")
     assert not list(tmp_path.iterdir())  # nothing written on an error
+
+
+def test_a_csv_of_a_workload_in_nodes_says_nodes(tmp_path: Path) -> None:
+    """Issue 30, item 9: a Marconi100-like workload written as CSV was read back as "980 processors"; its size
+    column is now `nodes`, read back through the alias, and the unit with it."""
+    m100 = generate_m100like(300, seed=1)
+    assert m100.provenance.size_unit == "nodes"
+    path = tmp_path / "m100.csv"
+    save_workload(m100, path)
+    assert path.read_text().splitlines()[0].split(",")[4] == "nodes"
+    back = load_workload(path)
+    assert back.provenance.size_unit == "nodes"
+    assert back.jobs["size"].to_list() == m100.jobs["size"].to_list()
+    lublin = tmp_path / "lublin.csv"
+    save_workload(generate_lublin(50, 32, seed=1), lublin)
+    assert "size" in lublin.read_text().splitlines()[0].split(",")
+    assert load_workload(lublin).provenance.size_unit == "processors"

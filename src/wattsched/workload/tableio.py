@@ -265,7 +265,7 @@ def read_table(
         source=source,
         format=kind.lstrip(".").replace(".gz", ""),
         machine_size=machine,
-        size_unit=stored.size_unit if stored else "processors",
+        size_unit=stored.size_unit if stored else ("nodes" if "nodes" in renames else "processors"),
         unix_start_time=stored.unix_start_time if stored else None,
         timezone=stored.timezone if stored else None,
         header=stored.header if stored else {},
@@ -298,7 +298,8 @@ def _stored_provenance(meta: dict[bytes, bytes]) -> Provenance | None:
 def write_table(jobs: pl.DataFrame, path: str | Path, *, provenance: Provenance | None = None) -> None:
     """Write a job table as ``.parquet`` (provenance and machine size in schema metadata) or ``.csv[.gz]``.
 
-    CSV keeps no provenance; reading it back restores canonical dtypes from the schema, not from the file.
+    CSV keeps no provenance; reading it back restores canonical dtypes from the schema, not from the file. A
+    workload sized in nodes writes its size column as ``nodes``, so that the CSV still says its unit.
     """
     path = Path(path)
     kind = _kind(path)
@@ -312,6 +313,8 @@ def write_table(jobs: pl.DataFrame, path: str | Path, *, provenance: Provenance 
         with atomic_path(path, keep_suffix=True) as tmp:  # a kill leaves the former file, never half a table
             pq.write_table(table.replace_schema_metadata(meta), tmp)
         return
+    if provenance is not None and provenance.size_unit == "nodes" and "nodes" not in jobs.columns:
+        jobs = jobs.rename({"size": "nodes"})  # the column says the unit; read back through the `nodes` alias
     buffer = io.BytesIO()
     jobs.write_csv(buffer)
     data = gzip.compress(buffer.getvalue(), compresslevel=6, mtime=0) if kind == ".csv.gz" else buffer.getvalue()
