@@ -117,7 +117,7 @@ def test_data_fetch_cli(tmp_path, archive) -> None:
             "data",
             "fetch",
             "pm100",
-            "--to",
+            "--output",
             str(tmp_path),
             "--record",
             "42",
@@ -129,6 +129,14 @@ def test_data_fetch_cli(tmp_path, archive) -> None:
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "job_table.parquet").read_bytes() == PAYLOAD
+    # the old name of --output still works, with a warning (--to ends report's time window, issue 30)
+    args = ["data", "fetch", "pm100", "--to", str(tmp_path / "old"), "--record", "42", "--base-url", archive]
+    old = CliRunner().invoke(app, args)
+    assert old.exit_code == 0, old.output
+    assert "--to is deprecated; use --output" in old.output
+    assert (tmp_path / "old" / "job_table.parquet").read_bytes() == PAYLOAD
+    missing = CliRunner().invoke(app, ["data", "fetch", "pm100", "--record", "42", "--base-url", archive])
+    assert missing.exit_code == 2 and "missing option --output" in missing.output
 
 
 def _entry(key: str, link: str = "{base}/files/other.bin", size: object = 3, checksum: object = "abc") -> dict:
@@ -209,7 +217,7 @@ def test_a_record_id_is_not_a_path(tmp_path, record) -> None:
 
 def test_data_fetch_cli_refuses_in_one_line(tmp_path, archive) -> None:
     CUSTOM.append(_entry("../../escaped.bin"))
-    args = ["data", "fetch", "pm100", "--to", str(tmp_path / "t"), "--record", "43", "--base-url", archive]
+    args = ["data", "fetch", "pm100", "--output", str(tmp_path / "t"), "--record", "43", "--base-url", archive]
     result = CliRunner().invoke(app, [*args, "--file", "../../escaped.bin"])
     assert result.exit_code != 0
     assert "not a plain file name" in result.output and "Traceback" not in result.output
