@@ -487,8 +487,15 @@ def test_apps_errors(tmp_path: Path, content: str, message: str) -> None:
         read_apps(path, ["p1"])
 
 
-def test_preset_needs_the_data_and_the_right_hardware(tmp_path: Path) -> None:
-    with pytest.raises(DVFSConfigError, match=r"needs its data directory.*not embedded"):
+def test_preset_needs_the_data_and_the_right_hardware(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no data folder anywhere the lookup goes (core/data_folder.py): not given, no variable, no ../shared/data
+    monkeypatch.delenv("WATTSCHED_DATA", raising=False)
+    monkeypatch.delenv("WATTSCHED_SHARED_DATA", raising=False)
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    with pytest.raises(
+        DVFSConfigError, match=r"needs its data directory.*not embedded.*--data-dir or \$WATTSCHED_DATA"
+    ):
         eamc_p1p2(None)
     with pytest.raises(DVFSConfigError, match=r"no 2hw\.conf found"):
         eamc_p1p2(tmp_path)

@@ -4,7 +4,6 @@ more than a few percent of the jobs are killed warns, naming the option."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -31,7 +30,7 @@ def _overrunning(n: int = 200, share: float = 0.5, by: float = 10.0, seed: int =
     jobs = read.jobs.with_columns(
         pl.when(pl.Series(over)).then(pl.col("walltime") + by).otherwise(pl.col("runtime")).alias("runtime")
     )
-    return dataclasses.replace(read, jobs=jobs)
+    return read._replace(jobs=jobs)
 
 
 def test_grace_lets_overrunning_jobs_finish_and_still_kills_the_rest() -> None:

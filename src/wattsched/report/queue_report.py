@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader
 from matplotlib.figure import Figure
 
 from wattsched.campaign.kinds import open_experiment
@@ -131,7 +131,7 @@ def write_queue_html(directory: Path, out: Path, figures: list[QueueFigure], not
                 "svg": figure.svg.name if figure else None,
             }
         )
-    env = Environment(loader=PackageLoader("wattsched.report", "templates"), autoescape=select_autoescape())
+    env = Environment(loader=PackageLoader("wattsched.report", "templates"), autoescape=True)
     page = env.get_template("queue_report.html.j2").render(
         name=experiment.name, policies=experiment.spec.policies, sections=sections, notes=notes
     )

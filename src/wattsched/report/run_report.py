@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader
 
 from wattsched.core.store import atomic_write
 from wattsched.plots.run import RunData, clock_origin, parse_instant, run_figure
@@ -101,7 +101,7 @@ def write_run_report(run_dir: str | Path, time_from: str | None = None, time_to:
         for k, v in (run.summary.get(section) or {}).items()
         if not isinstance(v, dict | list)
     ]
-    env = Environment(loader=PackageLoader("wattsched.report", "templates"), autoescape=select_autoescape())
+    env = Environment(loader=PackageLoader("wattsched.report", "templates"), autoescape=True)
     page = env.get_template("run_report.html.j2").render(
         title=f"{run.summary['run'].get('policy', '?')} on {run.summary['workload'].get('source', '?')}",
         jobs=f"{run.jobs.height:,}",
