@@ -49,8 +49,18 @@ CASES = [
     # one job, rejected with its field
     Case("job_not_object", workload("job"), Rejects(1, 1, "jobs")),
     Case("id_missing", workload(job(id=None)), Rejects(1, 1, "id")),
-    Case("id_text", workload(job(id="abc")), Rejects(1, 1, "id")),
-    Case("id_20_digits", workload(job(id=12345678901234567890)), Rejects(1, 1, "id")),
+    # Batsim's ids are text (issue 30): kept in batsim_id, the jobs then numbered by position
+    Case(
+        "id_text",
+        workload(job(id="abc")),
+        Accepts(2, lambda jobs: jobs["batsim_id"].to_list() == ["1", "abc"] and jobs["job_id"].to_list() == [1, 2]),
+    ),
+    Case(
+        "id_20_digits",
+        workload(job(id=12345678901234567890)),
+        Accepts(2, lambda jobs: jobs["batsim_id"].to_list() == ["1", "12345678901234567890"]),
+    ),
+    Case("id_repeated", workload(job(id=1)), Rejects(1, 1, "id", "given twice")),
     Case("id_fraction", workload(job(id=2.5)), Rejects(1, 1, "id")),
     Case("subtime_missing", workload(job(subtime=None)), Rejects(1, 1, "subtime", "missing")),
     Case("subtime_text", workload(job(subtime="soon")), Rejects(1, 1, "subtime", "not a number")),
