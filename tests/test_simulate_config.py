@@ -78,7 +78,7 @@ def test_the_command_line_overrides_the_file(workload, tmp_path) -> None:
         ('policy = "easy"\nmachine_sise = 3\n', "unknown key 'machine_sise'"),
         ('machine_size = "many"\n', "key 'machine_size': Input should be a valid integer"),
         ('format = "xlsx"\n', "key 'format'"),
-        ("policy = [1, 2]\n", "key 'policy'"),
+        ("policy = [1, 2]\n", "key 'policy.0': Input should be a valid string"),
         ("policy = \n", "not valid TOML"),
     ],
 )

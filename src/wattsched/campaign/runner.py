@@ -121,8 +121,15 @@ def run_experiment(
     check_executor(executor, CampaignError)
     out = Path(out)
     t0 = time.perf_counter()
-    with FolderLock(out, f"the campaign folder {out}"), sigterm_as_interrupt():
-        return _run_locked(exp, out, t0, executor, workers, address, limit, progress, log)
+    with FolderLock(out, f"the campaign folder {out}"):
+        try:
+            with sigterm_as_interrupt():
+                return _run_locked(exp, out, t0, executor, workers, address, limit, progress, log)
+        except CampaignInterrupted:
+            raise
+        except interruptions():  # a stop after the lock was taken and before a run began: nothing ran
+            clean_temporaries(out)
+            raise CampaignInterrupted(0, 0, out, preparing=True) from None
 
 
 def _run_locked(
