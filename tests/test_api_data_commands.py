@@ -114,7 +114,7 @@ def test_fetch_refuses_what_the_cli_refuses_before_any_download(tmp_path: Path) 
     assert PUBLIC_DATASETS == {"pm100": PM100_RECORD}
     with pytest.raises(ValueError, match=r"^--max-size must be a size in GiB between 0 and 1048576, got 0$"):
         fetch_dataset("pm100", tmp_path, max_size=0)
-    error = cli_error("data", "fetch", "pm100", "--to", str(tmp_path / "t"), "--max-size", "0")
+    error = cli_error("data", "fetch", "pm100", "--output", str(tmp_path / "t"), "--max-size", "0")
     assert error == "error: --max-size must be a size in GiB between 0 and 1048576, got 0"
     with pytest.raises(ValueError, match=r"unknown dataset 'pm200'; available: pm100"):
         fetch_dataset("pm200", tmp_path)
@@ -189,7 +189,8 @@ def test_compare_and_report_as_the_cli(lublin: tuple[Path, Path], tmp_path: Path
         args = ["simulate", "--workload", str(lublin[0]), "--policy", policy, "--output", str(tmp_path / policy)]
         assert runner.invoke(app, args).exit_code == 0
     table, notes = compare_runs([tmp_path / "fcfs", tmp_path / "easy"])
-    assert table.columns == ["metric", "fcfs", "easy", "easy − fcfs"] and notes["jobs_compared"] == 120
+    assert table.columns == ["metric", "fcfs", "easy", "easy − fcfs", "easy vs fcfs (%)"]
+    assert notes["jobs_compared"] == 120
     printed = cli_json("compare", str(tmp_path / "fcfs"), str(tmp_path / "easy"))
     assert printed["metrics"] == json.loads(json.dumps(table.to_dicts()))
     with pytest.raises(ValueError, match="at least two"):
