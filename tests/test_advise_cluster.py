@@ -105,6 +105,7 @@ class PowerSampler:
     def __init__(self, c: SlurmCluster) -> None:
         self.c = c
         self.samples: list[tuple[float, float]] = []
+        self.readings: list[float] = []  # every node's CurrentWatts at every sample
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -114,6 +115,7 @@ class PowerSampler:
             watts = [float(w) for w in re.findall(r"CurrentWatts=(\d+)", out)]
             if len(watts) == NODES:
                 self.samples.append((time.time(), sum(watts)))
+                self.readings.extend(watts)
             self._stop.wait(1.0)
 
     def __enter__(self) -> PowerSampler:
@@ -224,9 +226,24 @@ def test_licenses_mode_keeps_measured_power_under_the_cap_and_learns(tmp_path: P
             row = predictions.filter(predictions["job_id"] == job)
             if row.height:
                 last[job] = row.sort("time")["watts_per_node"][-1]
+        # What the advisor could know of each user: the per-node power sacct measured for their completed jobs, and
+        # the nodes' CurrentWatts while their jobs ran (the "running" floor: never below what the key draws now).
+        # Both come from the testbed's emulated meter, which jitters on a loaded machine (Slurm reads integer
+        # energy counters written every 0.25 s, times in whole seconds: on 2 busy cores, jobs of Bob's 150 W read
+        # 122-166 W), so the measurement is checked against the truth loosely, and the learned estimate tightly
+        # against what it was learned from.
+        measured = {user: history.filter(history["user"] == user)["watts_net"].drop_nulls().to_list() for user in truth}
+        for user, watts in measured.items():
+            assert len(watts) == 6, (user, watts)
+            assert truth[user] * 0.7 <= min(watts) and max(watts) <= truth[user] * 1.3, (user, watts)
+        split = (truth["wsalice"] + truth["wsbob"]) / 2  # a busy node's reading belongs to the nearer user's level
+        read_net = [w - IDLE for w in sampler.readings if w > IDLE]
+        seen = {"wsbob": [w for w in read_net if w < split], "wsalice": [w for w in read_net if w >= split]}
         for job, user in zip(second, [u for _ in range(4) for u in truth], strict=True):
             if job in last:  # sized by the advisor (a job Slurm started at once keeps the default)
-                assert last[job] == pytest.approx(truth[user], rel=0.10), (job, user, last[job])
+                low, high = min(measured[user]), max(*measured[user], *seen[user])
+                assert low * 0.98 <= last[job] <= high * 1.02, (job, user, last[job], measured[user], high)
+                assert last[job] == pytest.approx(truth[user], rel=0.30), (job, user, last[job])
         assert len(last) >= 4
 
 

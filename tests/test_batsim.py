@@ -194,3 +194,20 @@ def test_convert_of_a_workload_with_every_line_rejected_exits_1_with_reasons(tmp
     text = " ".join(result.output.split())
     assert "no usable job, every record was rejected; 1 rejected: profile 'p' has type 'smpi'" in text
     assert not (tmp_path / "o.csv").exists() and (tmp_path / "o.rejects.csv").exists()
+
+
+def test_a_csv_without_a_size_converts_to_batsim_with_machine_size(tmp_path) -> None:
+    """Issue 30, item 9: a job table declares no machine size, so its Batsim JSON needs one: the error names the
+    option, and ``--machine-size`` gives nb_res, read back as the machine size."""
+    table = tmp_path / "jobs.csv"
+    table.write_text("job_id,submit_time,runtime,size,walltime\n1,0,100,4,200\n2,10,50,2,100\n")
+    out = tmp_path / "jobs.json"
+    runner = CliRunner()
+    refused = runner.invoke(app, ["data", "convert", "--workload", str(table), "--output", str(out)])
+    assert refused.exit_code == 2 and "pass --machine-size" in refused.output and not out.exists(), refused.output
+    done = runner.invoke(
+        app, ["data", "convert", "--workload", str(table), "--output", str(out), "--machine-size", "16"]
+    )
+    assert done.exit_code == 0, done.output
+    back = load_workload(out)
+    assert back.provenance.machine_size == 16 and back.jobs["size"].to_list() == [4, 2]

@@ -25,6 +25,8 @@ What is checked, per fenced block (test id ``page:line`` of the opening fence):
                                        size in the test, the command otherwise as printed; run time stated (checked)
   ``<!-- docs-test: slow -->``         over ~10 s: only in the slow set (``-m slow``); run time stated (checked)
   ``<!-- docs-test: continue -->``     a python block that continues the page's previous python blocks
+  ``<!-- docs-test: env NAME=VALUE ... -->`` the block runs with these variables set: what a block above told the
+                                       reader to ``export`` in their shell (each block runs in its own)
   ``<!-- docs-test: skip REASON -->``  not run: only for what CI lacks (a download, a Slurm cluster, ``make``);
                                        every skip is listed by ``-ra`` with its reason
 
@@ -135,7 +137,7 @@ def extract_blocks(page: Path) -> list[Block]:
 
 
 BLOCKS = [block for page in PAGES for block in extract_blocks(page)]
-KNOWN_MARKERS = {"file", "spec", "quick", "replace", "slow", "continue", "skip"}
+KNOWN_MARKERS = {"file", "spec", "quick", "replace", "slow", "continue", "skip", "env"}
 LONG_MARKERS = {"quick", "replace", "slow"}
 
 
@@ -195,9 +197,18 @@ def _env() -> dict[str, str]:
     }
 
 
-def _run(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        args, cwd=cwd, env=_env(), input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        args,
+        cwd=cwd,
+        env=_env() | (env or {}),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
     )
 
 
@@ -205,7 +216,7 @@ def _normalise(text: str) -> str:
     return re.sub(r"\d+(?:[.,]\d+)*", "#", " ".join(text.split()))
 
 
-def _console(block: Block, cwd: Path) -> None:
+def _console(block: Block, cwd: Path, env: dict[str, str] | None = None) -> None:
     """Run the ``$ `` lines; the lines below each are its expected output, matched loosely."""
     steps: list[tuple[str, list[str]]] = []
     for line in block.text.splitlines():
@@ -214,7 +225,7 @@ def _console(block: Block, cwd: Path) -> None:
         elif steps:
             steps[-1][1].append(line)
     for command, expected in steps:
-        done = _run(["bash", "-e", "-o", "pipefail", "-c", command], cwd)
+        done = _run(["bash", "-e", "-o", "pipefail", "-c", command], cwd, env=env)
         assert done.returncode == 0, f"{block.id}: `{command}` exited {done.returncode}\n{done.stdout}{done.stderr}"
         seen = _normalise(done.stdout + done.stderr)
         for want in expected:
@@ -256,14 +267,15 @@ def run_block(block: Block, cwd: Path) -> None:
         assert done.returncode == 0, f"{block.id}: the campaign spec does not validate:\n{done.stdout}{done.stderr}"
         return
     script = block.markers.get("quick") or _replaced(block, block.text)
+    env = dict(pair.split("=", 1) for pair in shlex.split(block.markers.get("env", "")))
     if block.kind == "shell" and block.prompts and "quick" not in block.markers:
-        _console(block, cwd)
+        _console(block, cwd, env)
     elif block.kind == "shell":
-        done = _run(["bash", "-e", "-o", "pipefail", "-c", script], cwd)
+        done = _run(["bash", "-e", "-o", "pipefail", "-c", script], cwd, env=env)
         assert done.returncode == 0, f"{block.id} exited {done.returncode}:\n{script}\n{done.stdout}{done.stderr}"
     elif block.kind == "python":
         source = block.markers.get("quick") or _replaced(block, _python_source(block))
-        done = _run([sys.executable, "-"], cwd, stdin=source)
+        done = _run([sys.executable, "-"], cwd, stdin=source, env=env)
         assert done.returncode == 0, f"{block.id}: the python block failed:\n{done.stdout}{done.stderr}"
 
 
@@ -296,6 +308,43 @@ def test_documented_block_runs_as_printed(block: Block, pages: Pages) -> None:
     started, cpu = time.monotonic(), _children_cpu()
     run_block(block, cwd)
     print(f"{block.id}: {time.monotonic() - started:.1f} s wall, {_children_cpu() - cpu:.1f} s CPU")
+    left = _not_ignored(cwd)
+    assert not left, (
+        f"{block.id}: run in a checkout, the page's commands leave {left} untracked: add a pattern to .gitignore"
+    )
+
+
+def _not_ignored(workdir: Path) -> list[str]:
+    """What a page's commands wrote at the top of its working directory (the checkout's own entries are links)
+    that the repository's .gitignore does not cover: a reader running the docs in a clone would see it as an
+    untracked file (issue 30, item 14)."""
+    written = [e.name + ("/" if e.is_dir() else "") for e in workdir.iterdir() if not e.is_symlink()]
+    if not written:
+        return []
+    done = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "check-ignore", "--no-index", "--stdin"],
+        input="\n".join(written),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr  # 1: none of them is ignored
+    ignored = {line.strip() for line in done.stdout.splitlines()}
+    return sorted(set(written) - ignored)
+
+
+def test_gitignore_covers_what_the_docs_write_and_nothing_tracked(tmp_path: Path) -> None:
+    """The check above sees an output the .gitignore misses, and the .gitignore hides no file the project tracks
+    (pyproject.toml sits among the ignored *.toml of the root)."""
+    (tmp_path / "out-new").mkdir()
+    (tmp_path / "trace.parquet").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    assert _not_ignored(tmp_path) == ["notes.txt", "pyproject.toml"]
+    tracked = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "ls-files", "-ci", "--exclude-standard"], capture_output=True, text=True
+    )
+    assert tracked.returncode == 0 and tracked.stdout == "", f"tracked files the .gitignore matches: {tracked.stdout}"
 
 
 def test_markers_are_known_and_long_blocks_state_their_run_time() -> None:

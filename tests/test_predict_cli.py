@@ -248,3 +248,17 @@ def test_predict_power_sizes_its_replay_from_the_platform(tmp_path, m100) -> Non
     out = tmp_path / "pred.parquet"
     _ok(["predict", "power", "--workload", str(table), "--completion", "replay", "--output", str(out)])
     assert pl.read_parquet(out)["pred_power_mean"].null_count() == 0
+
+
+def test_predict_runtime_sizes_its_replay_from_a_platform(tmp_path, m100) -> None:
+    """Issue 30, item 6: `predict runtime` had no --platform, so a workload that declares no size could not be
+    replayed without typing the node count; with --platform the platform's node count sizes the replay, and
+    without either the error names the option to give."""
+    table = tmp_path / "m100.csv"
+    pl.read_parquet(m100).drop("power_profile", strict=False).write_csv(table)  # CSV declares no machine size
+    out = tmp_path / "pred.parquet"
+    base = ["predict", "runtime", "--workload", str(table), "--completion", "replay", "--output", str(out)]
+    refused = runner.invoke(app, base)
+    assert refused.exit_code != 0 and "machine size" in refused.output, refused.output
+    _ok([*base, "--platform", "marconi100"])
+    assert pl.read_parquet(out)["pred_runtime"].null_count() == 0

@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "run_demo": "wattsched.demo",
     "run_campaign_demo": "wattsched.demo",
     "run_campaign": "wattsched.api.campaigns",
+    "load_experiment": "wattsched.api.campaigns",
     "campaign_report": "wattsched.api.campaigns",
     "campaign_status": "wattsched.api.campaigns",
     "collect_results": "wattsched.api.campaigns",
@@ -109,6 +110,7 @@ __all__ = [
     "generate_lublin_workload",
     "generate_m100_workload",
     "generate_node_telemetry",
+    "load_experiment",
     "load_workload",
     "machine_size_of",
     "platform_presets",
@@ -143,6 +145,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         campaign_status,
         collect_results,
         eamc_grid_experiment,
+        load_experiment,
         rmap_grid_experiment,
         run_campaign,
     )

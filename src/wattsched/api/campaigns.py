@@ -45,7 +45,7 @@ Progress = Callable[[int, int], None]
 HTML_KINDS = ("power", "queue")
 
 
-def load_experiment(spec: Path) -> Experiment:
+def load_experiment(spec: str | Path) -> Experiment:
     """A campaign file (.toml, .yaml or .json) of any kind, validated into its experiment."""
     from wattsched.campaign.kinds import load_experiment as load
 
@@ -68,7 +68,7 @@ def ignored_executor_options(executor: str | None, workers: int | None, address:
 
 def run_campaign(
     experiment: Experiment,
-    output: Path,
+    output: str | Path,
     *,
     executor: Literal["local", "dask"] | str = "local",
     workers: int | None = None,

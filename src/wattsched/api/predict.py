@@ -93,14 +93,21 @@ def predict_runtime(
     *,
     completion: str = "auto",
     machine_size: int | None = None,
+    platform: str | Path | None = None,
     min_prefix: int = 1,
     **read_options: Any,
 ) -> PredictionRun:
     """Predict each job's runtime online, from the jobs finished before its submission only, and evaluate it
-    next to the walltime (``wattsched predict runtime``). ``min_prefix`` applies to the ``rules`` method."""
+    next to the walltime (``wattsched predict runtime``). ``min_prefix`` applies to the ``rules`` method.
+    ``platform``'s node count sizes the EASY replay that gives the completion times when the workload declares no
+    size and ``machine_size`` is not given."""
     from wattsched.predict.run import run_runtime_prediction
 
     read = _read(workload, machine_size, read_options)
+    if platform is not None and machine_size is None and not read.provenance.machine_size:
+        from wattsched.power.platform import load_platform
+
+        machine_size = load_platform(platform).nodes  # a default from what is known: the platform's node count
     options = {"min_prefix": min_prefix} if method == "rules" else {}
     return run_runtime_prediction(read, method, completion=completion, machine_size=machine_size, **options)
 

@@ -245,6 +245,9 @@ def predict_runtime_cmd(
     ] = "rules",
     completion: CompletionOption = Completion.auto,
     machine_size: Annotated[int | None, typer.Option(help="Machine size (SWF header otherwise; EASY replay).")] = None,
+    platform: Annotated[
+        str | None, typer.Option(help="Platform preset or file: its node count sizes the EASY replay.")
+    ] = None,
     min_prefix: Annotated[int, typer.Option(help="rules: shortest name prefix that counts as similar.")] = 1,
     plots: Annotated[Path | None, typer.Option(help="Directory for the per-user MAE box plot (PNG).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the evaluation report as JSON here.")] = None,
@@ -261,7 +264,9 @@ def predict_runtime_cmd(
     try:
         read = load_workload(workload, machine_size=machine_size, strict=strict, timezone=timezone, columns=columns)
         warn_ignored_timezone(timezone, read.provenance.format, read.provenance.source)
-        run = predict_runtime(read, method, completion=completion, machine_size=machine_size, min_prefix=min_prefix)
+        run = predict_runtime(
+            read, method, completion=completion, machine_size=machine_size, platform=platform, min_prefix=min_prefix
+        )
         _write_predictions(run, read, output)
     except (WorkloadError, SimulationError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
