@@ -1,23 +1,37 @@
 """Dataset download against a local HTTP server on loopback: checksums, resume with Range, no corrupt finals; the
-security checks of a record (plain names, the archive's own links, a required checksum, bounded sizes)."""
+security checks of a record (plain names, the archive's own links, a required checksum, bounded sizes); issue 31:
+no hang on a trickling server (deadline, minimum rate), no write through a planted ``.part``, no raw control
+characters from the network on the terminal."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
 
+from wattsched.api.workloads import fetch_dataset
 from wattsched.cli import app
+from wattsched.cli.data import data_fetch
+from wattsched.workload import fetch
 from wattsched.workload.fetch import FetchError, RemoteFile, check_base_url, check_entry, fetch_record
 
 PAYLOAD = bytes(range(256)) * 4000  # ~1 MB
 REQUESTS: list[str | None] = []
 #: The entries of record 43, set by a test ("{base}" becomes the server's URL).
 CUSTOM: list[dict] = []
+#: The file /trickle serves (with Range), a byte every TRICKLE_PAUSE s while SLOW[0], at once otherwise.
+TRICKLE = bytes(range(256)) * 4
+TRICKLE_PAUSE = 0.1
+SLOW = [True]
+#: The longest a slow endpoint keeps a connection (s): a test of the unfixed fetch fails instead of hanging.
+SLOW_FOR = 6.0
 
 
 class _Archive(BaseHTTPRequestHandler):
@@ -64,8 +78,49 @@ class _Archive(BaseHTTPRequestHandler):
             self._send(206 if start else 200, PAYLOAD[start:])
         elif self.path == "/files/other.bin":
             self._send(200, b"abc")
+        elif self.path == "/api/records/44":  # a record description dripped a byte at a time
+            body = json.dumps({"files": [_entry("x.bin")]}).replace("{base}", base).encode()
+            self._drip(200, body, pause=TRICKLE_PAUSE)
+        elif self.path == "/trickle":
+            REQUESTS.append(self.headers.get("Range"))
+            start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") else 0
+            if SLOW[0]:
+                self._drip(206 if start else 200, TRICKLE[start:], pause=TRICKLE_PAUSE)
+            else:
+                self._send(206 if start else 200, TRICKLE[start:])
+        elif self.path == "/steady":  # fast enough for any minimum rate, but never done in time
+            self._drip(200, b"s" * 10**6, pause=0.05, step=100)
+        elif self.path == "/slow-headers":  # a header line that never ends
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                self._drip_raw(b"a" * 10**5, pause=TRICKLE_PAUSE, step=1)
+            except OSError:
+                pass
+        elif self.path == "/evil-status":  # a reason phrase with terminal escapes
+            self.send_response(404, "\x1b[2J\x9bgone")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         else:
             self._send(404, b"no")
+
+    def _drip(self, code: int, body: bytes, pause: float, step: int = 1) -> None:
+        """Send ``body`` ``step`` bytes every ``pause`` s, for at most SLOW_FOR s (a client gone ends it)."""
+        try:
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self._drip_raw(body, pause, step)
+        except OSError:  # the client stopped listening: what the tests want
+            pass
+
+    def _drip_raw(self, body: bytes, pause: float, step: int) -> None:
+        end = time.monotonic() + SLOW_FOR
+        for k in range(0, len(body), step):
+            if time.monotonic() > end:
+                return
+            self.wfile.write(body[k : k + step])
+            self.wfile.flush()
+            time.sleep(pause)
 
     def _send(self, code: int, body: bytes) -> None:
         self.send_response(code)
@@ -81,6 +136,7 @@ def archive():
     thread.start()
     REQUESTS.clear()
     CUSTOM.clear()
+    SLOW[0] = True
     _Archive.checksum = "md5:" + hashlib.md5(PAYLOAD).hexdigest()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
@@ -246,3 +302,235 @@ def test_a_target_that_is_a_file_is_one_error(tmp_path, archive) -> None:
     (tmp_path / "f").write_text("x")
     with pytest.raises(FetchError, match="cannot make the target folder"):
         fetch_record("42", tmp_path / "f", files=["other.bin"], base_url=archive)
+
+
+# --- issue 31, item 4: nothing hangs -------------------------------------------------------------------------------
+
+
+def _trickle_entry(link: str = "{base}/trickle", data: bytes = TRICKLE) -> dict:
+    return {
+        "key": "x.bin",
+        "size": len(data),
+        "checksum": "md5:" + hashlib.md5(data).hexdigest(),
+        "links": {"self": link},
+    }
+
+
+def test_a_trickling_server_is_stopped_by_the_minimum_rate_and_the_fetch_resumes(tmp_path, archive) -> None:
+    """A byte every 0.1 s never trips the 60 s read timeout; the minimum rate (100 B/s over 0.5 s) stops it."""
+    CUSTOM.append(_trickle_entry())
+    began = time.monotonic()
+    with pytest.raises(FetchError) as info:
+        fetch_record("43", tmp_path, base_url=archive, min_rate=100, stall_window=0.5)
+    took = time.monotonic() - began
+    message = str(info.value)
+    assert took < 3, f"{took:.1f} s: the stall was not caught"
+    assert message.startswith(f"{archive}/trickle: stalled: ") and "\n" not in message
+    assert "bytes in the last 0.5 s, below the minimum rate 100 B/s (--min-rate, --stall-window)" in message
+    part = tmp_path / "x.bin.part"
+    kept = part.read_bytes()
+    assert 0 < len(kept) < len(TRICKLE) and TRICKLE.startswith(kept)  # the partial file stays for a resume
+    assert f"bytes kept in {part}: run the fetch again to resume" in message
+    SLOW[0] = False
+    assert fetch_record("43", tmp_path, base_url=archive)[0].read_bytes() == TRICKLE
+    assert list(REQUESTS) == [None, f"bytes={len(kept)}-"]  # resumed where the stalled download stopped
+    assert not part.exists()
+
+
+def test_the_deadline_ends_a_download_that_keeps_a_pace(tmp_path, archive) -> None:
+    """2,000 B/s passes any minimum rate; a 1 MB file still must not hold the fetch past its deadline."""
+    CUSTOM.append(_trickle_entry("{base}/steady", b"s" * 10**6))
+    began = time.monotonic()
+    with pytest.raises(FetchError, match=r"not finished within the deadline of 1\.5 s \(--deadline\)") as info:
+        fetch_record("43", tmp_path, base_url=archive, deadline=1.5, min_rate=0)
+    assert time.monotonic() - began < 3.5
+    assert (tmp_path / "x.bin.part").stat().st_size > 0 and "bytes kept in" in str(info.value)
+
+
+def test_a_header_that_never_ends_is_stopped(tmp_path, archive) -> None:
+    """The watchdog also ends an exchange blocked in the status line or the headers (no body byte yet)."""
+    CUSTOM.append(_trickle_entry("{base}/slow-headers"))
+    began = time.monotonic()
+    with pytest.raises(FetchError, match=r"slow-headers: stalled: 0 bytes in the last 0\.5 s"):
+        fetch_record("43", tmp_path, base_url=archive, min_rate=100, stall_window=0.5)
+    assert time.monotonic() - began < 3
+    assert not (tmp_path / "x.bin.part").exists()  # nothing arrived: no empty partial file left
+
+
+def test_a_trickled_record_description_is_stopped(tmp_path, archive) -> None:
+    began = time.monotonic()
+    with pytest.raises(FetchError, match=r"records/44: cannot read the record \(not finished within the deadline"):
+        fetch_record("44", tmp_path, base_url=archive, deadline=1.0)
+    assert time.monotonic() - began < 3
+
+
+def test_data_fetch_cli_stops_a_stalled_download_in_one_line(tmp_path, archive) -> None:
+    CUSTOM.append(_trickle_entry())
+    args = ["data", "fetch", "pm100", "--output", str(tmp_path), "--record", "43", "--base-url", archive]
+    result = CliRunner().invoke(app, [*args, "--file", "x.bin", "--min-rate", "100", "--stall-window", "0.5"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "/trickle: stalled: " in lines[0] and str(tmp_path / "x.bin.part") in lines[0]
+    assert (tmp_path / "x.bin.part").stat().st_size > 0
+    bad = CliRunner().invoke(app, [*args, "--min-rate", "-1"])
+    assert bad.exit_code != 0 and "--min-rate must be a number of bytes per second ≥ 0" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("option", "why"),
+    [
+        ({"deadline": 0}, "--deadline must be a positive number of seconds, got 0"),
+        ({"deadline": float("nan")}, "--deadline must be a positive number of seconds, got nan"),
+        ({"min_rate": -1}, "--min-rate must be a number of bytes per second"),
+        ({"min_rate": float("inf")}, "--min-rate must be a number of bytes per second"),
+        ({"stall_window": 0}, "--stall-window must be a positive number of seconds"),
+    ],
+)
+def test_limits_out_of_range_are_refused_before_any_request(tmp_path, option, why) -> None:
+    with pytest.raises(ValueError, match=re.escape(why)):
+        fetch_dataset("pm100", tmp_path, base_url="http://127.0.0.1:9", **option)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_defaults_are_the_api_defaults() -> None:
+    """data.py writes the defaults as literals (importing fetch would load urllib for `wattsched --help`)."""
+    import inspect
+
+    defaults = {name: p.default for name, p in inspect.signature(data_fetch).parameters.items()}
+    assert defaults["deadline"] == fetch.DEADLINE_S == 86_400
+    assert defaults["min_rate"] == fetch.MIN_RATE == 1024
+    assert defaults["stall_window"] == fetch.STALL_WINDOW_S == 60
+
+
+# --- issue 31, item 6: a planted .part --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_symlinked_part_is_refused_and_its_target_untouched(tmp_path, archive, dangling) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim"
+    if not dangling:
+        victim.write_bytes(b"secret")  # shorter than the file: the unfixed fetch appended to it with a Range request
+    target = tmp_path / "t"
+    target.mkdir()
+    part = target / "job_table.parquet.part"
+    part.symlink_to(victim)
+    with pytest.raises(FetchError) as info:
+        fetch_record("42", target, files=["job_table.parquet"], base_url=archive)
+    assert str(info.value) == (
+        f"{part}: the partial download is a symbolic link; refused (remove it to download the file again)"
+    )
+    assert (victim.read_bytes() == b"secret") if not dangling else not victim.exists()
+    assert part.is_symlink() and not (target / "job_table.parquet").exists() and REQUESTS == []
+
+
+def test_data_fetch_cli_names_a_symlinked_part(tmp_path, archive) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"secret")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "other.bin.part").symlink_to(victim)
+    args = ["data", "fetch", "pm100", "--output", str(tmp_path / "t"), "--record", "42", "--base-url", archive]
+    result = CliRunner().invoke(app, [*args, "--file", "other.bin"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert f"error: {tmp_path / 't' / 'other.bin.part'}: the partial download is a symbolic link" in result.output
+    assert victim.read_bytes() == b"secret"
+
+
+@pytest.mark.parametrize("kind", ["hardlink", "fifo", "directory", "other-owner"])
+def test_a_part_that_is_not_our_plain_file_is_refused(tmp_path, archive, monkeypatch, kind) -> None:
+    target = tmp_path / "t"
+    target.mkdir()
+    part = target / "other.bin.part"
+    outside = tmp_path / "victim"
+    outside.write_bytes(b"x")
+    if kind == "hardlink":
+        os.link(outside, part)
+    elif kind == "fifo":
+        os.mkfifo(part)  # opening it to write would block until a reader came
+    elif kind == "directory":
+        part.mkdir()
+    else:
+        part.write_bytes(b"a")
+        monkeypatch.setattr(os, "getuid", lambda: os.stat(part).st_uid + 1)
+    why = {
+        "hardlink": "has 2 hard links (it is also a file elsewhere)",
+        "fifo": "is not a regular file",
+        "directory": "is not a regular file",
+        "other-owner": "is owned by uid",
+    }[kind]
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fetch_record("42", target, files=["other.bin"], base_url=archive)
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)  # the unfixed fetch blocked for ever opening the FIFO
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "the fetch hung on the .part"
+    assert len(raised) == 1 and isinstance(raised[0], FetchError)
+    assert re.match(f"^{re.escape(str(part))}: the partial download {re.escape(why)}", str(raised[0]))
+    assert outside.read_bytes() == b"x" and not (target / "other.bin").exists()
+
+
+def test_a_genuine_partial_file_still_resumes(tmp_path, archive) -> None:
+    part = tmp_path / "job_table.parquet.part"
+    part.write_bytes(PAYLOAD[:123_456])
+    os.chmod(part, 0o600)
+    assert fetch_record("42", tmp_path, files=["job_table.parquet"], base_url=archive)[0].read_bytes() == PAYLOAD
+    assert REQUESTS == ["bytes=123456-"]
+
+
+# --- issue 31, item 7: names and words from the network are printable ---------------------------------------------
+
+_UNPRINTABLE = ["a\x9bb.bin", "a\u202eb.bin", "a\x1b[31mb.bin", "a\x00b.bin", "a\nb.bin"]
+
+
+def _raw_controls(text: str) -> list[str]:
+    """The characters of ``text`` that would reach a terminal unescaped and are not printable (the line ends of
+    the output itself aside)."""
+    return [c for c in text if not c.isprintable() and c != "\n"]
+
+
+@pytest.mark.parametrize("name", _UNPRINTABLE)
+def test_a_name_with_control_or_bidi_characters_is_refused_and_shown_escaped(tmp_path, archive, name) -> None:
+    CUSTOM.append(_entry(name))
+    with pytest.raises(FetchError) as info:
+        fetch_record("43", tmp_path / "t", base_url=archive)
+    message = str(info.value)
+    assert f"file name {name!r} is not a plain file name" in message and "non-printable character" in message
+    assert message.isprintable() and not (tmp_path / "t").exists()
+    args = ["data", "fetch", "pm100", "--output", str(tmp_path / "t"), "--record", "43", "--base-url", archive]
+    result = CliRunner().invoke(app, [*args, "--file", name])
+    assert result.exit_code != 0 and repr(name) in result.output and _raw_controls(result.output) == []
+    assert not (tmp_path / "t").exists()
+
+
+def test_names_listed_in_an_error_are_escaped(tmp_path, archive) -> None:
+    CUSTOM.extend(_entry(name) for name in _UNPRINTABLE)
+    args = ["data", "fetch", "pm100", "--output", str(tmp_path), "--record", "43", "--base-url", archive]
+    result = CliRunner().invoke(app, [*args, "--file", "nope\u202e.bin"])
+    assert result.exit_code != 0 and "has no file(s)" in result.output
+    assert "\\x9b" in result.output and "\\u202e" in result.output and _raw_controls(result.output) == []
+
+
+@pytest.mark.parametrize(
+    "link", ["{base}/files/\x9b.bin", "{base}/files/\u202e.bin", "{base}/files/a b", "{base}/\x1b"]
+)
+def test_a_link_that_is_not_printable_ascii_is_refused(tmp_path, archive, link) -> None:
+    CUSTOM.append(_entry("x.bin", link=link))
+    with pytest.raises(FetchError, match="is not printable ASCII") as info:
+        fetch_record("43", tmp_path, base_url=archive)
+    assert str(info.value).isprintable() and not list(tmp_path.iterdir())
+
+
+def test_the_servers_own_words_are_escaped(tmp_path, archive) -> None:
+    """An HTTP reason phrase is the server's text: its escapes must not reach the terminal."""
+    CUSTOM.append(_entry("x.bin", link="{base}/evil-status"))
+    args = ["data", "fetch", "pm100", "--output", str(tmp_path), "--record", "43", "--base-url", archive]
+    result = CliRunner().invoke(app, [*args, "--file", "x.bin"])
+    assert result.exit_code != 0 and "HTTP Error 404: \\x1b[2J\\x9bgone" in result.output
+    assert _raw_controls(result.output) == [] and not list(tmp_path.iterdir())

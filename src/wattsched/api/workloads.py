@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from wattsched.core.schema import ReadResult, WorkloadError
-from wattsched.workload.fetch import PM100_RECORD, ZENODO, FetchError, fetch_record
+from wattsched.workload.fetch import (
+    DEADLINE_S,
+    MIN_RATE,
+    PM100_RECORD,
+    STALL_WINDOW_S,
+    ZENODO,
+    FetchError,
+    check_limits,
+    fetch_record,
+)
 from wattsched.workload.load import load_workload
 
 __all__ = [
@@ -97,12 +106,21 @@ def convert_workload(
     return Conversion(read, out, left_out)
 
 
-def check_fetch_request(dataset: str, max_size: float = 64.0) -> None:
-    """A ValueError for a dataset that is not one of :data:`PUBLIC_DATASETS` or a ``max_size`` (GiB) out of
-    range: what :func:`fetch_dataset` refuses before it asks the archive anything, for a caller that wants the
-    refusal before it sets up a download (a progress display)."""
+def check_fetch_request(
+    dataset: str,
+    max_size: float = 64.0,
+    *,
+    deadline: float = DEADLINE_S,
+    min_rate: float = MIN_RATE,
+    stall_window: float = STALL_WINDOW_S,
+) -> None:
+    """A ValueError for a dataset that is not one of :data:`PUBLIC_DATASETS`, a ``max_size`` (GiB) out of range,
+    or a deadline, minimum rate or stall window that is no duration or rate (``check_limits``): what
+    :func:`fetch_dataset` refuses before it asks the archive anything, for a caller that wants the refusal before
+    it sets up a download (a progress display)."""
     if not 0 < max_size <= _MAX_FETCH_GIB:
         raise ValueError(f"--max-size must be a size in GiB between 0 and {_MAX_FETCH_GIB}, got {max_size:g}")
+    check_limits(deadline, min_rate, stall_window)
     if dataset not in PUBLIC_DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}; available: {', '.join(PUBLIC_DATASETS)}")
 
@@ -115,6 +133,9 @@ def fetch_dataset(
     record: str | None = None,
     base_url: str = ZENODO,
     max_size: float = 64.0,
+    deadline: float = DEADLINE_S,
+    min_rate: float = MIN_RATE,
+    stall_window: float = STALL_WINDOW_S,
     progress: Callable[[str, int, int | None], None] | None = None,
 ) -> list[Path]:
     """Download the files ``file`` (default :data:`DEFAULT_FETCH_FILES`) of a public dataset's archive record
@@ -123,16 +144,24 @@ def fetch_dataset(
     The files are checked against the record's checksums and a fetch that was interrupted resumes where it stopped:
     a multi-GB record over a flaky link is fetched by running the same call again. Only the archive's own https
     links are followed, and a file larger than ``max_size`` GiB is refused before anything is downloaded.
-    ``progress(name, bytes_done, bytes_total)`` is called as each file arrives. A ValueError for an unknown
-    dataset or a size out of range (:func:`check_fetch_request`); a :class:`FetchError` for whatever the archive
-    or the network refused."""
-    check_fetch_request(dataset, max_size)
+    ``progress(name, bytes_done, bytes_total)`` is called as each file arrives.
+
+    Nothing hangs: the whole fetch ends within ``deadline`` seconds (default a day), and a download is stopped when
+    fewer than ``min_rate`` bytes per second (default 1 KiB/s; 0: no minimum) arrived over its last ``stall_window``
+    seconds (default 60), a per-read timeout being no bound on a server that trickles; a stopped download keeps its
+    partial file for the next call to resume. A ValueError for an unknown dataset, a size, deadline, rate or window
+    out of range (:func:`check_fetch_request`); a :class:`FetchError` for whatever the archive or the network
+    refused, or a fetch past its deadline or stalled."""
+    check_fetch_request(dataset, max_size, deadline=deadline, min_rate=min_rate, stall_window=stall_window)
     return fetch_record(
         record or PUBLIC_DATASETS[dataset],
         to,
         files=list(file or DEFAULT_FETCH_FILES),
         base_url=base_url,
         max_size=int(max_size * (1 << 30)),
+        deadline=deadline,
+        min_rate=min_rate,
+        stall_window=stall_window,
         progress=progress,
     )
 

@@ -44,10 +44,27 @@ def data_fetch(
     max_size: Annotated[
         float, typer.Option(help="Largest file accepted, in GiB; a larger file of the record is refused.")
     ] = 64.0,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            help="Seconds the whole fetch may take (default: a day); past it the download stops, its partial file "
+            "kept for a resume."
+        ),
+    ] = 86_400.0,
+    min_rate: Annotated[
+        float,
+        typer.Option(
+            help="Slowest transfer accepted, in bytes/s averaged over --stall-window (default 1 KiB/s; 0: no "
+            "minimum); a slower download is stopped as stalled, its partial file kept for a resume."
+        ),
+    ] = 1024.0,
+    stall_window: Annotated[float, typer.Option(help="Seconds over which --min-rate is averaged.")] = 60.0,
 ) -> None:
     """Download a public dataset from its archive record, checking checksums and resuming partial downloads.
 
-    Only the archive's own https links are followed; a file the record lists without a checksum is refused."""
+    Only the archive's own https links are followed; a file the record lists without a checksum, or with a name
+    that is not plain printable text, is refused. A fetch past --deadline or slower than --min-rate stops with its
+    partial file kept: running the same command again resumes it."""
     # deferred: urllib.request loads http and ssl (20 ms), the readers numba and pyarrow; `wattsched --help` should not
     from wattsched.api.workloads import FetchError, check_fetch_request, fetch_dataset
 
@@ -55,8 +72,8 @@ def data_fetch(
     if to is None:
         fail("missing option --output (the directory for the files)")
     try:
-        check_fetch_request(dataset.value, max_size)
-    except ValueError as exc:  # --max-size out of range, or an unknown dataset
+        check_fetch_request(dataset.value, max_size, deadline=deadline, min_rate=min_rate, stall_window=stall_window)
+    except ValueError as exc:  # --max-size, --deadline, --min-rate or --stall-window out of range; unknown dataset
         fail(str(exc))
     with Progress(
         TextColumn("{task.description}", markup=False, style="bold"),  # names come from the network: no markup
@@ -74,7 +91,16 @@ def data_fetch(
 
         try:
             paths = fetch_dataset(
-                dataset.value, to, file=file, record=record, base_url=base_url, max_size=max_size, progress=progress
+                dataset.value,
+                to,
+                file=file,
+                record=record,
+                base_url=base_url,
+                max_size=max_size,
+                deadline=deadline,
+                min_rate=min_rate,
+                stall_window=stall_window,
+                progress=progress,
             )
         except FetchError as exc:
             fail(str(exc))
