@@ -202,3 +202,49 @@ def test_an_ignored_workers_option_of_reproduce_warns(monkeypatch, tmp_path) -> 
     assert "warning: --workers is ignored: paper 004's reproduction runs in one process" in result.stderr
     result = runner.invoke(app, ["reproduce", "003", "--workers", "2", "--output", str(tmp_path / "r")])
     assert "--workers is ignored" not in result.stderr
+
+
+# ------------------------------------------------------------------ issue 31 item 9: values refused or said in one line
+
+
+@pytest.mark.parametrize(
+    ("cap", "says"),
+    [
+        ("1e308W", "error: cap '1e308W': 1e+308 W is more than any machine draws"),
+        ("0W", "error: cap '0W': a zero cap lets no job start"),
+        ("0", "error: cap '0': a zero cap lets no job start"),
+    ],
+)
+def test_simulate_refuses_an_absurd_or_zero_cap(small_swf, tmp_path, cap: str, says: str) -> None:
+    argv = ["simulate", "--workload", small_swf, "--policy", "easy-pc", "--platform", "marconi100"]
+    result = runner.invoke(app, [*argv, "--power-check", "max", "--cap", cap, "--output", str(tmp_path)])
+    assert result.exit_code == 2 and result.stderr.startswith(says), result.output
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_simulate_warns_a_cap_above_the_platform(tmp_path) -> None:
+    """1e9 W on Marconi100 (at most 1,822,800 W dynamic) binds no real power: the run goes on, with one warning."""
+    workload = tmp_path / "m100.parquet"
+    made = runner.invoke(app, ["generate", "m100", "--jobs", "40", "--seed", "1", "--output", str(workload)])
+    assert made.exit_code == 0, made.output
+    argv = ["simulate", "--workload", str(workload), "--policy", "easy-pc", "--platform", "marconi100"]
+    result = runner.invoke(app, [*argv, "--power-check", "max", "--cap", "1e9W", "--output", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warned == [
+        "warning: cap 1,000,000,000 W (dynamic) is above the most marconi100 can draw (1,822,800 W dynamic: 980 nodes"
+        " at 2,100 W, less idle): it binds no real power; a typo? ('none' for no cap)"
+    ]
+
+
+def test_a_boolean_column_is_one_line_naming_file_and_column(tmp_path) -> None:
+    path = tmp_path / "flags.parquet"
+    pl.DataFrame(
+        {"job_id": [1], "submit_time": [0.0], "walltime": [9.0], "runtime": [5.0], "size": [True]}
+    ).write_parquet(path)
+    result = runner.invoke(app, ["data", "convert", "--workload", str(path), "--output", str(tmp_path / "o.csv")])
+    assert result.exit_code == 2
+    assert (
+        result.stderr == f"error: {path}: column 'size' is Boolean (true/false), not a number (Int64): refused"
+        " rather than read as 1 and 0\n"
+    )

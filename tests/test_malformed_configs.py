@@ -63,6 +63,10 @@ PLATFORM_CASES = [
     Case("missing", lambda d: d / "absent.toml", Error("absent.toml")),
     Case("nodes_list", platform(nodes="[1, 2]"), Error("nodes")),
     Case("bool_nodes", platform(nodes="true"), Error("nodes")),
+    # issue 31 item 9: powers bounded by physical sense (100 kW a node, 1e12 W a machine): beyond is a unit error
+    Case("max_node_1e300", platform(max_node_watts="1e300"), Error("max_node_watts")),
+    Case("idle_1e9", platform(idle_watts="1e9", max_node_watts="2e9"), Error("idle_watts")),
+    Case("max_platform_1e300", platform(max_platform_watts="1e300"), Error("max_platform_watts")),
 ]
 
 

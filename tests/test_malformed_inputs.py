@@ -5,6 +5,7 @@ account for every record, or accepted values. No case may give a traceback, a ha
 from __future__ import annotations
 
 import gzip
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -122,6 +123,7 @@ def m100_like_with_profiles(folder: Path) -> Path:
 
 
 BIG = 2**53 + 1
+T2020 = datetime(2020, 1, 1, 6, 30)
 BASE = {"job_id": [1], "submit_time": [0.0], "walltime": [100.0], "runtime": [50.0], "size": [2]}
 
 
@@ -130,6 +132,11 @@ def with_row(**row: object) -> pl.DataFrame:
     is null there)."""
     second = {k: [v[0] + 1 if k == "job_id" else v[0]] for k, v in BASE.items()} | {k: [v] for k, v in row.items()}
     return pl.concat([pl.DataFrame(BASE), pl.DataFrame(second)], how="diagonal_relaxed")
+
+
+def base_with(**columns: list[object]) -> Writer:
+    """A Parquet table of the base job with ``columns`` replaced (their dtype is what the values make)."""
+    return parquet(pl.DataFrame(BASE | columns))
 
 
 def huge_uint64_ids(folder: Path) -> Path:
@@ -187,6 +194,16 @@ TABLE_CASES = [
     Case("parquet_power_1e30", parquet(with_row(power_mean=1e30)), Rejects(1, 1, "power_mean", "corrupt")),
     Case("parquet_not_parquet", text_file("x.parquet", "not a parquet file"), Error("cannot read Parquet")),
     Case("parquet_list_in_size", parquet(pl.DataFrame(BASE | {"size": [[1, 2]]})), Error("size")),
+    # issue 31 item 9: a column's dtype is judged before its values are cast (true would be 1, 2020 1.6e9 s)
+    Case("parquet_bool_submit", base_with(submit_time=[False]), Error("'submit_time' is Boolean")),
+    Case("parquet_bool_size", base_with(size=[True]), Error("'size' is Boolean")),
+    Case("parquet_bool_user", parquet(with_row(user_id=True)), Error("'user_id' is Boolean")),
+    Case("parquet_datetime_runtime", base_with(runtime=[T2020]), Error("'runtime' is a date-time")),
+    Case("parquet_struct_in_size", base_with(size=[{"n": 2}]), Error("'size' holds Struct")),
+    Case("parquet_struct_in_name", parquet(with_row(name={"first": "a"})), Error("'name' holds Struct")),
+    Case("parquet_date_submit", base_with(submit_time=[T2020.date()]), Error("'submit_time' is a Date")),
+    Case("parquet_time_runtime", base_with(runtime=[T2020.time()]), Error("'runtime' is a time of day")),
+    Case("parquet_duration_size", base_with(size=[timedelta(2)]), Error("'size' is a Duration")),
 ]
 
 

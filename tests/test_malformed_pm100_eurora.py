@@ -3,7 +3,7 @@ classes are those of tests/malformed_harness.py."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,11 @@ def pm100_frame(frame: pl.DataFrame, name: str = "job_table.parquet") -> Writer:
         return path
 
     return write
+
+
+def pm100_column(column: str, value: Any) -> Writer:
+    """The table with every value of ``column`` replaced by ``value`` (its dtype is the value's)."""
+    return pm100_frame(pl.DataFrame(pm100_rows()).with_columns(pl.lit(value).alias(column)))
 
 
 def text_column(column: str, second: str) -> Writer:
@@ -107,6 +112,17 @@ PM100_CASES = [
     Case("not_parquet", text_file("t.parquet", "job_id,submit_time\n"), Error("not a readable Parquet")),
     Case("no_rows", pm100_frame(pl.DataFrame(pm100_rows()).head(0)), Error("no rows")),
     Case("missing_file", lambda d: d / "absent.parquet", Error("does not exist")),
+    # issue 31 item 9: a record that contradicts itself is a reject; a column cast by accident an error
+    Case(
+        "submitted_after_end",
+        pm100(submit_time=T0 + timedelta(seconds=600)),
+        Rejects(1, 1, "submit_time", "submitted after it ended"),
+    ),
+    Case(
+        "nodes_bool", pm100({"num_nodes_alloc": pl.Boolean}, num_nodes_alloc=True), Error("'num_nodes_alloc' is Bool")
+    ),
+    Case("run_time_datetime", pm100_column("run_time", T0), Error("'run_time' is a date-time")),
+    Case("time_limit_duration", pm100_column("time_limit", timedelta(minutes=10)), Error("'time_limit' is a Duration")),
 ]
 
 
@@ -175,6 +191,20 @@ EURORA_CASES = [
     Case("empty_file", text_file("e.log_crypt", ""), Error("no job lines")),
     Case("only_blank", text_file("b.log_crypt", "\n\n  \n"), Error("no job lines")),
     Case("missing_file", lambda d: d / "absent.log_crypt", Error("absent.log_crypt")),
+    # issue 31 item 9: used-node entries bounded by the machine (the eurora preset: 64 nodes of 16 cores, 2 GPUs)
+    Case(
+        "cores_1e12",
+        eurora(eurora_line(nodes="34;1000000000000;0;0;4194304#")),
+        Rejects(1, 1, "nodes", "1000000000000 cores on one node, more than a Eurora node has (16)"),
+    ),
+    Case("node_id_beyond_machine", eurora(eurora_line(nodes="65;1;0;0;1#")), Rejects(1, 1, "nodes", "64 nodes")),
+    Case("gpus_beyond_node", eurora(eurora_line(nodes="40;1;3;0;1#")), Rejects(1, 1, "nodes", "3 gpus")),
+    Case("mem_beyond_node", eurora(eurora_line(nodes="40;1;0;0;99999999999#")), Rejects(1, 1, "nodes", "memory")),
+    Case(
+        "chunks_beyond_machine",
+        eurora(eurora_line(nodes="".join(f"{i % 64 + 1};16;0;0;1#" for i in range(65)))),
+        Rejects(1, 1, "nodes", "1040 cores in all, more than Eurora has (1024)"),
+    ),
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import polars as pl
 import pytest
 
 from malformed_harness import Accepts, Case, Error, Rejects, check_case, text_file
+from wattsched.core.errors import InputWarning
 from wattsched.core.schema import WorkloadError
 from wattsched.workload.sacct import read_sacct
 
@@ -260,6 +262,52 @@ def test_timezone_converts_local_times(tmp_path: Path) -> None:
     utc, _, _ = read_sacct(path)
     assert (utc["submit_time"] - rome["submit_time"]).to_list() == [3600.0]
     assert prov.header["input_timezone"] == "Europe/Rome"
+
+
+NO_ELAPSED = [f for f in FIELDS if f != "ElapsedRaw"]
+
+
+def dst_night(start: str = "2024-10-27T00:00:00", end: str = "2024-10-27T04:00:00") -> Any:
+    """One job without ElapsedRaw across Europe/Rome's fall-back night (03:00 CEST → 02:00 CET)."""
+    values = BASE | {"JobIDRaw": "1", "Submit": start, "Start": start, "End": end}
+    return text_file("dst.sacct", "|".join(NO_ELAPSED) + "\n" + "|".join(values[f] for f in NO_ELAPSED) + "\n")
+
+
+def test_the_assumed_zone_is_said_when_runtimes_depend_on_it(tmp_path: Path) -> None:
+    """Without Elapsed, a run time is End − Start of local times: 4 h read as UTC, 5 h in Europe/Rome across its
+    fall-back night. With no zone given the reader says which it assumed, once (issue 31 item 9); a zone given,
+    Elapsed, or epoch times leave nothing to say."""
+    path = dst_night()(tmp_path)
+    with pytest.warns(InputWarning, match=r"dst.sacct: no time zone given .*read as UTC, and 1 run time") as caught:
+        utc = read_sacct(path)
+    assert len(caught) == 1 and "\n" not in str(caught[0].message)
+    assert any("read as UTC, and 1 run time" in c for c in utc.provenance.conventions)
+    epoch_times = tmp_path / "epoch"
+    epoch_times.mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        rome = read_sacct(path, timezone="Europe/Rome")
+        read_sacct(psv()(tmp_path))  # ElapsedRaw: run times that no zone changes
+        read_sacct(dst_night("1729980000", "1729994400")(epoch_times))  # epoch seconds
+    assert utc.jobs["runtime"].to_list() == [14400.0] and rome.jobs["runtime"].to_list() == [18000.0]
+
+
+def test_cli_says_the_assumed_zone(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    runner = CliRunner()
+    source = dst_night()(tmp_path)
+    result = runner.invoke(app, ["data", "convert", "--workload", str(source), "--output", str(tmp_path / "a.csv")])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and "no time zone given (--timezone): local times read as UTC" in warned[0]
+    zoned = ["--timezone", "Europe/Rome"]
+    result = runner.invoke(
+        app, ["data", "convert", "--workload", str(source), "--output", str(tmp_path / "b.csv"), *zoned]
+    )
+    assert result.exit_code == 0 and "warning" not in result.stderr
 
 
 def test_cli_timezone_option(tmp_path: Path) -> None:

@@ -148,6 +148,46 @@ def test_parse_cap_syntax() -> None:
         parse_cap("0.5", None)
 
 
+@pytest.mark.parametrize(
+    ("cap", "why"),
+    [
+        ("1e308W", "more than any machine draws"),  # issue 31 item 9: was accepted as a cap
+        ("1e13W", r"at most 1e\+12 W"),
+        ("0W", "a zero cap lets no job start"),
+        ("0", "a zero cap lets no job start"),
+        (0.0, "a zero cap lets no job start"),
+        (1e300, "more than any machine draws"),
+    ],
+)
+def test_caps_are_bounded_by_physical_sense(cap: str | float, why: str) -> None:
+    """A cap is positive (zero starts no job; the P0 metrics divide by it) and at most MAX_POWER_W, 10 million
+    nodes of 100 kW: beyond is a typo or a unit error, refused in one line naming the cap."""
+    with pytest.raises(PowerConfigError, match=why) as info:
+        PowerCapSchedule.constant(cap, M100)
+    assert repr(cap) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_total_cap_at_the_idle_power_is_refused() -> None:
+    with pytest.raises(PowerConfigError, match="equals the idle power"):
+        parse_cap("235200W", M100, cap_basis="total")
+
+
+def test_a_cap_above_the_platform_warns_once(recwarn) -> None:
+    """A cap above what the platform can draw (980 × 2,100 W less idle on M100) binds no real power: likely a typo,
+    warned once; the dynamic range itself (the artifact's post-window cap) and α caps are not."""
+    from wattsched.core.errors import InputWarning
+    from wattsched.runs import power_setup
+
+    assert M100.peak_dynamic_watts == 980 * 2100.0 - 235_200.0
+    with pytest.warns(InputWarning, match="above the most marconi100 can draw") as caught:
+        setup = power_setup("marconi100", "max", cap="1e9W")
+    assert setup is not None and setup.cap is not None and setup.cap.caps == (1e9,)
+    assert len([w for w in caught if issubclass(w.category, InputWarning)]) == 1
+    power_setup("marconi100", "max", cap="0.5", window=100.0, post_window_cap="dynamic_range")
+    power_setup("marconi100", "max", cap="1822800W")  # exactly the peak: reachable, no warning
+    assert not [w for w in recwarn if issubclass(w.category, InputWarning)]
+
+
 def test_schedule_queries() -> None:
     cap = PowerCapSchedule((0.0, 10.0, 20.0, 30.0), (100.0, None, None, 50.0))
     assert [cap.cap_at(t) for t in (-5, 0, 9.99, 10, 25, 30, 1e12)] == [100.0, 100.0, 100.0, None, None, 50.0, 50.0]
@@ -167,6 +207,7 @@ def test_schedule_queries() -> None:
         ((0.0, 5.0), (1.0,), "as many times as caps"),
         ((0.0,), (-1.0,), "non-negative"),
         ((0.0,), (math.nan,), "non-negative"),
+        ((0.0,), (1e300,), "up to 1e\\+12"),
     ],
 )
 def test_schedule_validation(times, caps, why) -> None:
@@ -194,6 +235,7 @@ def test_eurora_cap_file() -> None:
         ("10;100\n5;100\n", 2, "does not increase"),
         ("-1;100\n", 1, "non-negative"),
         ("0;-100\n", 1, "non-negative watts"),
+        ("0;100\n10;1e308\n", 2, "more than any machine draws"),
     ],
 )
 def test_cap_file_errors_name_file_and_line(tmp_path, text: str, line: int, why: str) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 import polars as pl
 import pytest
 
@@ -55,6 +58,23 @@ def test_aliases_and_missing_columns() -> None:
     assert "size" in coerce_columns(frame().rename({"size": "nodes"})).columns
     with pytest.raises(WorkloadError, match=r"lacks required column\(s\) \['walltime'\]"):
         coerce_columns(frame().drop("walltime"))
+
+
+@pytest.mark.parametrize(
+    ("cols", "why"),
+    [
+        ({"size": [True]}, "'size' is Boolean"),
+        ({"submit_time": [False]}, "'submit_time' is Boolean"),
+        ({"runtime": [datetime(2020, 1, 1)]}, "'runtime' is a date-time"),
+        ({"submit_time": [datetime(2020, 1, 1)]}, "read the table with read_table"),  # µs if cast
+        ({"name": [["a", "b"]]}, "'name' holds List"),
+    ],
+)
+def test_coerce_refuses_what_a_cast_would_misread(cols, why: str) -> None:
+    """A frame given to the simulator or a reader's end directly: a Boolean, temporal or nested column is an error
+    naming the column, not a cast (true → 1, a Datetime → microseconds), issue 31 item 9."""
+    with pytest.raises(WorkloadError, match=re.escape(why)):
+        coerce_columns(frame(**cols))
 
 
 def test_finish_read_orders_counts_and_locates() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -162,6 +162,22 @@ def test_parquet_datetime_submit_becomes_epoch_seconds(tmp_path: Path) -> None:
     jobs = read_table(path).jobs
     assert jobs["submit_time"].to_list() == [datetime(2022, 1, 31, tzinfo=UTC).timestamp()]
     assert jobs.schema["runtime"] == pl.Float64
+
+
+def test_temporal_columns_are_converted_explicitly(tmp_path: Path) -> None:
+    """A naive Datetime submit time is read as UTC and a Duration run time as seconds, and the provenance says
+    both (issue 31 item 9: no conversion the user cannot see)."""
+    frame = pl.DataFrame(
+        {"job_id": [1], "submit_time": [datetime(2022, 1, 31, 12)], "walltime": [60.0],
+         "runtime": [timedelta(seconds=90)], "size": [1]}
+    )  # fmt: skip
+    path = tmp_path / "t.parquet"
+    frame.write_parquet(path)
+    jobs, rejects, prov = read_table(path)
+    assert rejects.is_empty() and jobs["runtime"].to_list() == [90.0]
+    assert jobs["submit_time"].to_list() == [datetime(2022, 1, 31, 12, tzinfo=UTC).timestamp()]
+    assert "submit_time: date-times (no time zone: read as UTC) converted to epoch seconds" in prov.conventions
+    assert "runtime: durations converted to seconds" in prov.conventions
 
 
 def test_strict_raises(tmp_path: Path) -> None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
 from wattsched.cli.common import error_line, output, reset_output_mode, warn
+from wattsched.core.errors import InputWarning
 from wattsched.core.stopping import interruptions
 
 if TYPE_CHECKING:  # the installed typer; the fallback below is for older ones
@@ -32,6 +34,7 @@ __all__ = [
     "WattschedGroup",
     "describe_exception",
     "hoist_root_flags",
+    "input_warnings_as_lines",
     "plain_help",
     "plain_metavars",
 ]
@@ -94,6 +97,11 @@ class WattschedGroup(TyperGroup):
         return params
 
     def invoke(self, ctx: Any) -> Any:
+        with warnings.catch_warnings():  # the command's input warnings as one line each (input_warnings_as_lines)
+            input_warnings_as_lines()
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: Any) -> Any:
         try:
             result = super().invoke(ctx)
             if output.json and not output.json_emitted:
@@ -118,6 +126,27 @@ class WattschedGroup(TyperGroup):
             raise typer.Exit(code=1) from None
         finally:
             reset_output_mode()
+
+
+def input_warnings_as_lines() -> None:
+    """Show every :class:`~wattsched.core.errors.InputWarning` as one ``warning: MESSAGE`` line (silenced by
+    --quiet), once per message in a command (a campaign's runs would repeat it); other warnings as Python shows
+    them. Readers and the power setup raise it
+    where they assume something (a time zone, a cap the machine cannot reach): one place prints it for every
+    command, instead of each command looking for it. Call inside ``warnings.catch_warnings()``, which restores the
+    previous hooks."""
+    shown = warnings.showwarning
+
+    def show(
+        message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        if issubclass(category, InputWarning):
+            warn(str(message))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.simplefilter("default", InputWarning)
+    warnings.showwarning = show
 
 
 def _usage_error(exc: Any) -> NoReturn:

@@ -15,3 +15,10 @@ class WorkloadError(ValueError):
 class CampaignError(ValueError):
     """A campaign that cannot be run or read (a bad spec, a directory holding another campaign), with the file
     and the field."""
+
+
+class InputWarning(UserWarning):
+    """An input read, or an option taken, on an assumption the user must hear about, though nothing is wrong enough
+    to refuse: a time zone assumed for local times that run times depend on, a power cap above what the machine can
+    draw. Python shows it as a warning; the command line prints it as one ``warning:`` line
+    (``cli/command_group.py``), once per message in a command."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -79,6 +79,58 @@ POWER_COLUMNS: tuple[str, ...] = ("power_mean", "power_max", "power_std")
 #: Largest id that is an exact Int64 (ids are never read through float64: 2^53 and above would collide).
 MAX_INT64: int = 2**63 - 1
 
+#: What a date-time or a duration means in a numeric column (job tables in Parquet, or built with polars, hold
+#: them). ``submit_time`` is an instant: a Datetime becomes epoch seconds (a naive one read as UTC), a Duration
+#: seconds from the trace's origin (SWF's relative times). ``walltime`` and ``runtime`` are lengths of time: a
+#: Duration becomes seconds. Any other temporal value in a numeric column is refused, because its cast would be a
+#: number by accident: a Datetime run time cast is 1,577,836,800 s (the epoch of 2020), a Date a day count.
+INSTANT_COLUMNS: tuple[str, ...] = ("submit_time",)
+DURATION_COLUMNS: tuple[str, ...] = ("walltime", "runtime")
+#: The two temporal readings of a column (None: a plain number, no temporal value accepted).
+TimeRole = Literal["instant", "duration"] | None
+
+
+def time_role(name: str) -> TimeRole:
+    """How a temporal value of the canonical column ``name`` is read (:data:`INSTANT_COLUMNS`)."""
+    if name in INSTANT_COLUMNS:
+        return "instant"
+    return "duration" if name in DURATION_COLUMNS else None
+
+
+def dtype_problem(found: pl.DataType, expected: pl.DataType, role: TimeRole = None) -> str | None:
+    """Why a column stored as ``found`` cannot give values of ``expected`` (the schema's dtype), or None.
+
+    Every value is cast one way or another, so the dtype is judged first: a cast that succeeds can still be wrong.
+    Booleans are refused for numbers (a boolean ``submit_time`` cast is 0 and 1, a boolean ``size`` 1 for every
+    true); lists, arrays and structs are refused for every column (a job has one value; a struct cast to text
+    loses its field names); temporal values are accepted only as ``role`` reads them (:data:`INSTANT_COLUMNS`),
+    and the caller converts those. Text and numbers of any width pass: their values are parsed one by one, and an
+    unreadable one is a reject naming its row.
+    """
+    if isinstance(found, pl.List | pl.Array | pl.Struct) or found == pl.Object:
+        return f"holds {found} values: one value per job is expected ({expected}), not a nested one"
+    if expected == pl.Utf8:
+        return None
+    if found == pl.Boolean:
+        return f"is Boolean (true/false), not a number ({expected}): refused rather than read as 1 and 0"
+    if found == pl.Binary:
+        return f"holds bytes (Binary), not numbers ({expected})"
+    if isinstance(found, pl.Datetime):
+        if role == "instant":
+            return None
+        if role == "duration":
+            return "is a date-time (Datetime), an instant, not a length of time: give seconds, or end − start"
+        return f"is a date-time (Datetime), not a number ({expected})"
+    if isinstance(found, pl.Duration):
+        return None if role is not None else f"is a Duration, not a number ({expected})"
+    if found == pl.Date:
+        if role == "instant":
+            return "is a Date (a day without its time of day): give a Datetime or epoch seconds"
+        return f"is a Date, not a number ({expected})"
+    if found == pl.Time:
+        return f"is a time of day without a date (Time), not a number ({expected})"
+    return None
+
 
 def shorten(text: object, limit: int = 80) -> str:
     """``text`` as one line of at most ``limit`` characters (newlines shown as ``\\n``, an ellipsis when cut),
@@ -142,7 +194,9 @@ def canonical_order(jobs: pl.DataFrame) -> pl.DataFrame:
 def coerce_columns(jobs: pl.DataFrame) -> pl.DataFrame:
     """Rename aliases and cast known columns to their canonical dtypes.
 
-    Raises :class:`WorkloadError` naming the column when a required column is missing or a cast fails.
+    Raises :class:`WorkloadError` naming the column when a required column is missing, its dtype cannot hold the
+    column's values (:func:`dtype_problem`: a Boolean ``size`` would cast to 1, a Datetime to microseconds) or a
+    cast fails. Date-times are not converted here: the readers do it, each by its format's convention.
     """
     renames = {a: c for a, c in COLUMN_ALIASES.items() if a in jobs.columns and c not in jobs.columns}
     if renames:
@@ -156,6 +210,11 @@ def coerce_columns(jobs: pl.DataFrame) -> pl.DataFrame:
     casts = []
     for name, dtype in {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}.items():
         if name in jobs.columns and jobs.schema[name] != dtype:
+            found = jobs.schema[name]
+            why = dtype_problem(found, dtype)
+            if why is not None:
+                hint = "; convert it to seconds or read the table with read_table" if found.is_temporal() else ""
+                raise WorkloadError(f"column {name!r} {why}{hint}")
             casts.append((name, dtype))
     for name, dtype in casts:
         try:
@@ -367,8 +426,12 @@ def finish_read(
     first), jobs in queue order. Under ``strict`` any reject raises :class:`WorkloadError` naming the first one;
     ``unit`` says what a record is ("line", "row", "record").
     """
+    try:
+        coerced = coerce_columns(jobs)
+    except WorkloadError as exc:  # the message names the column; the file is named here
+        raise WorkloadError(f"{provenance.source}: {exc}") from exc
     good, refused = validate_jobs(
-        coerce_columns(jobs),
+        coerced,
         machine_size=provenance.machine_size,
         source=provenance.source,
         line_column=line_column,

@@ -20,12 +20,19 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wattsched.core.platform_file import PlatformFileError, preset_names, read_platform_file, validate_platform
-from wattsched.core.schema import MAX_JOB_SIZE
+from wattsched.core.schema import MAX_JOB_SIZE, MAX_NODE_POWER_W
 from wattsched.power.defaults import DEFAULT_POST_WINDOW_CAP, no_post_window_cap
 
 CapBasis = Literal["dynamic", "total"]
 #: How a job's σ grows with its nodes ([AMBIG-0.3]): ``nodes`` (correlated nodes, default) or ``sqrt``.
 SigmaScaling = Literal["nodes", "sqrt"]
+
+
+#: The most power wattsched takes for a cap or a platform, in watts: a machine at the readers' bounds (MAX_JOB_SIZE
+#: nodes drawing MAX_NODE_POWER_W each, docs/decisions.md) draws 1e12 W, some 50,000 times Frontier's 21 MW. A
+#: larger value is a typo or a unit error (``--cap 1e308W``), not a machine, and is refused; a cap that is only above
+#: what its platform can draw is warned about (:func:`cap_beyond_platform`).
+MAX_POWER_W: float = MAX_JOB_SIZE * MAX_NODE_POWER_W
 
 
 class PowerConfigError(PlatformFileError):
@@ -45,9 +52,15 @@ class Platform(BaseModel):
     name: str = Field(min_length=1)
     # At most MAX_JOB_SIZE nodes (docs/decisions.md, reader bounds): a 20-digit count is a typo, not a machine.
     nodes: int = Field(gt=0, le=MAX_JOB_SIZE)
-    idle_watts: float = Field(ge=0, allow_inf_nan=False, description="idle power of one node")
-    max_node_watts: float = Field(gt=0, allow_inf_nan=False, description="highest power of one node")
-    max_platform_watts: float = Field(default=0.0, allow_inf_nan=False, description="highest platform power")
+    # Node powers at most MAX_NODE_POWER_W (100 kW, the readers' bound), the platform's at most MAX_POWER_W: larger
+    # values are unit errors (mW for W), and every cap and estimate is derived from them.
+    idle_watts: float = Field(ge=0, le=MAX_NODE_POWER_W, allow_inf_nan=False, description="idle power of one node")
+    max_node_watts: float = Field(
+        gt=0, le=MAX_NODE_POWER_W, allow_inf_nan=False, description="highest power of one node"
+    )
+    max_platform_watts: float = Field(
+        default=0.0, le=MAX_POWER_W, allow_inf_nan=False, description="highest platform power"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -87,6 +100,13 @@ class Platform(BaseModel):
     def dynamic_range(self) -> float:
         """``P_dyn_max = max_platform_watts − nodes·idle``: the basis of α caps (719,880 W on M100)."""
         return self.max_platform_watts - self.idle_platform_watts
+
+    @property
+    def peak_dynamic_watts(self) -> float:
+        """The most dynamic power the machine can draw: every node at ``max_node_watts`` (or the measured platform
+        maximum when it is higher), less idle (1,822,800 W on M100). A cap above it can bind no real power, only
+        estimates above the nodes' own maximum."""
+        return max(self.nodes * self.max_node_watts, self.max_platform_watts) - self.idle_platform_watts
 
 
 def platform_from_dict(data: dict[str, Any], source: str = "<dict>") -> Platform:
@@ -131,9 +151,9 @@ def _to_dynamic(watts: float, platform: Platform | None, cap_basis: CapBasis, wh
     if platform is None:
         raise PowerConfigError(f"{what}: a total-power cap needs the platform to subtract its idle power")
     dynamic = watts - platform.idle_platform_watts
-    if dynamic < 0:
+    if dynamic <= 0:
         raise PowerConfigError(
-            f"{what}: total cap {watts} W is below the idle power of {platform.name} "
+            f"{what}: total cap {watts} W {'is below' if dynamic < 0 else 'equals'} the idle power of {platform.name} "
             f"({platform.idle_platform_watts} W): no job could ever run"
         )
     return dynamic
@@ -149,27 +169,60 @@ def parse_cap(text: str, platform: Platform | None, *, cap_basis: CapBasis = "dy
     """The CLI cap syntax, as a dynamic cap in watts: ``"0.5"`` is α = 0.5 of the basis (the dynamic range, or
     ``max_platform_watts`` with ``cap_basis="total"``), ``"350000W"`` is watts, ``"none"``/``"inf"`` no cap.
 
-    A bare number above 1 is refused rather than guessed: it is almost always watts missing their ``W``.
+    A bare number above 1 is refused rather than guessed: it is almost always watts missing their ``W``. A cap
+    must be positive (a zero cap lets no job start: say ``none`` for no cap) and at most :data:`MAX_POWER_W`.
     """
     raw = text.strip()
+    what = f"cap {text!r}"
     if raw.lower() in {"none", "inf", "infinity", "off"}:
         return None
     if raw[-1:] in {"W", "w"}:
         try:
             watts = float(raw[:-1].strip())
         except ValueError:
-            raise PowerConfigError(f"cap {text!r}: not a number of watts") from None
-        if not (math.isfinite(watts) and watts >= 0):
-            raise PowerConfigError(f"cap {text!r}: watts must be finite and non-negative")
-        return _to_dynamic(watts, platform, cap_basis, f"cap {text!r}")
+            raise PowerConfigError(f"{what}: not a number of watts") from None
+        return _to_dynamic(_checked_watts(watts, what), platform, cap_basis, what)
     try:
         alpha = float(raw)
     except ValueError:
         expected = "expected a fraction like '0.5', watts like '350000W', or 'none'"
-        raise PowerConfigError(f"cap {text!r}: {expected}") from None
-    if not 0.0 <= alpha <= 1.0:
-        raise PowerConfigError(f"cap {text!r}: a bare number is a fraction in [0, 1]; add 'W' for watts")
-    return _to_dynamic(alpha * _basis_watts(platform, cap_basis, f"cap {text!r}"), platform, cap_basis, f"cap {text!r}")
+        raise PowerConfigError(f"{what}: {expected}") from None
+    if alpha == 0:
+        _checked_watts(0.0, what)  # the zero cap's own message
+    if not 0.0 < alpha <= 1.0:
+        raise PowerConfigError(f"{what}: a bare number is a fraction in (0, 1]; add 'W' for watts")
+    return _to_dynamic(alpha * _basis_watts(platform, cap_basis, what), platform, cap_basis, what)
+
+
+def _checked_watts(watts: float, what: str) -> float:
+    """``watts`` when it can be a cap: finite, positive (a zero cap lets no job start, and the P0 metrics divide by
+    it) and at most :data:`MAX_POWER_W`; else a one-line :class:`PowerConfigError` naming ``what``."""
+    if not math.isfinite(watts) or watts < 0:
+        raise PowerConfigError(f"{what}: watts must be finite and non-negative")
+    if watts == 0:
+        raise PowerConfigError(f"{what}: a zero cap lets no job start; give a positive cap, or 'none' for no cap")
+    if watts > MAX_POWER_W:
+        raise PowerConfigError(
+            f"{what}: {watts:g} W is more than any machine draws (at most {MAX_POWER_W:g} W: {MAX_JOB_SIZE:,} nodes"
+            f" of {MAX_NODE_POWER_W:,.0f} W); a typo or a unit error?"
+        )
+    return watts
+
+
+def cap_beyond_platform(schedule: PowerCapSchedule, platform: Platform) -> str | None:
+    """A one-line warning when a cap of ``schedule`` is above the most ``platform`` can draw
+    (:attr:`Platform.peak_dynamic_watts`), else None. Such a cap binds no real power (only estimates above the
+    nodes' own maximum), so the run is in effect uncapped: harmless, but most likely a typo (``35000000W`` for
+    ``350000W``). Warned rather than refused: a user may mean "no cap" on purpose, and ``none`` says so better."""
+    peak = platform.peak_dynamic_watts
+    above = [c for c in schedule.caps if c is not None and c > peak]
+    if not above:
+        return None
+    return (
+        f"cap {max(above):,.0f} W (dynamic) is above the most {platform.name} can draw ({peak:,.0f} W dynamic:"
+        f" {platform.nodes:,} nodes at {platform.max_node_watts:,.0f} W, less idle): it binds no real power;"
+        " a typo? ('none' for no cap)"
+    )
 
 
 def resolve_cap(
@@ -183,11 +236,11 @@ def resolve_cap(
     v = float(value)
     if math.isinf(v) and v > 0:
         return None
-    if not (math.isfinite(v) and v >= 0):
-        raise PowerConfigError(f"cap {value!r} must be a non-negative number")
+    what = f"cap {value!r}"
+    _checked_watts(v, what)  # finite, positive, not absurd
     if v <= 1.0:
-        return _to_dynamic(v * _basis_watts(platform, cap_basis, f"cap {value!r}"), platform, cap_basis, "cap")
-    return _to_dynamic(v, platform, cap_basis, f"cap {value!r}")
+        return _to_dynamic(v * _basis_watts(platform, cap_basis, what), platform, cap_basis, what)
+    return _to_dynamic(v, platform, cap_basis, what)
 
 
 @dataclass(frozen=True)
@@ -210,9 +263,9 @@ class PowerCapSchedule:
             raise PowerConfigError(f"a cap schedule starts at time 0, got {times[0]}")
         if not all(math.isfinite(t) for t in times) or any(b <= a for a, b in itertools.pairwise(times)):
             raise PowerConfigError(f"cap schedule times must be finite and strictly increasing: {times}")
-        bad = [c for c in caps if c is not None and not (math.isfinite(c) and c >= 0)]
+        bad = [c for c in caps if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_POWER_W)]
         if bad:
-            raise PowerConfigError(f"caps must be non-negative watts or None, got {bad}")
+            raise PowerConfigError(f"caps must be non-negative watts up to {MAX_POWER_W:g} or None, got {bad}")
         object.__setattr__(self, "times", times)
         object.__setattr__(self, "caps", caps)
 
@@ -305,6 +358,10 @@ def load_cap_file(
             raise PowerConfigError(f"{path}:{lineno}: time offset must be a non-negative number, got {fields[0]!r}")
         if not (math.isfinite(w) and w >= 0):
             raise PowerConfigError(f"{path}:{lineno}: power cap must be non-negative watts, got {fields[1]!r}")
+        if w > MAX_POWER_W:  # a zero stays allowed here: a period in which no job may start
+            raise PowerConfigError(
+                f"{path}:{lineno}: power cap {w:g} W is more than any machine draws (at most {MAX_POWER_W:g} W)"
+            )
         if times and t <= times[-1]:
             raise PowerConfigError(f"{path}:{lineno}: time offset {t} does not increase (previous {times[-1]})")
         times.append(t)

@@ -3,9 +3,11 @@ them for the command line, the Python API and the campaigns, so that both spelli
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wattsched.core.errors import InputWarning
 from wattsched.power.defaults import DEFAULT_POST_WINDOW_CAP
 
 if TYPE_CHECKING:  # the power model loads pydantic and SciPy: imported by the runs that use it
@@ -42,13 +44,21 @@ def power_setup(
     (``"350000W"``); ``window``: the cap holds on ``[0, window)`` s, then ``post_window_cap`` (default
     :data:`~wattsched.power.defaults.DEFAULT_POST_WINDOW_CAP`: no check after it; ``"dynamic_range"`` is the
     paper-000 artifact's value); ``cap_file``: a time-varying cap instead of ``cap``. Half-given options are a
-    one-line ValueError naming the missing one.
+    one-line ValueError naming the missing one; a cap that is not positive or beyond any machine
+    (:data:`~wattsched.power.platform.MAX_POWER_W`) too. A cap above what the platform can draw is an
+    :class:`~wattsched.core.errors.InputWarning`: harmless, but most likely a typo.
     """
     if all(x is None for x in (platform, check, cap, window, cap_file)):
         return None
     # deferred: the power model loads pydantic and SciPy; power-free runs should not
     from wattsched.policies.powercheck import PowerCheck
-    from wattsched.power.platform import PowerCapSchedule, load_cap_file, load_platform, parse_cap
+    from wattsched.power.platform import (
+        PowerCapSchedule,
+        cap_beyond_platform,
+        load_cap_file,
+        load_platform,
+        parse_cap,
+    )
     from wattsched.power.run import PowerSetup, sigma_scaling_of
 
     if platform is None:
@@ -73,6 +83,9 @@ def power_setup(
         raise ValueError("a power window (--window) needs a cap (--cap)")
     if chosen.active and schedule is None:
         raise ValueError(f"power check {chosen.name} (--power-check) needs a cap (--cap or --cap-file)")
+    beyond = cap_beyond_platform(schedule, plat) if schedule is not None else None
+    if beyond is not None:  # likely a typo, but a run it does not break: said, not refused
+        warnings.warn(beyond, InputWarning, stacklevel=2)
     return PowerSetup(
         plat,
         chosen,

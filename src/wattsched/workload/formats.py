@@ -182,7 +182,7 @@ def _read_table(path: Path, o: ReadOptions, hint: Any) -> ReadResult:
 def _read_sacct(path: Path, o: ReadOptions, hint: Any) -> ReadResult:
     from wattsched.workload.sacct import read_sacct
 
-    return read_sacct(path, machine_size=o.machine_size, strict=o.strict, timezone=o.timezone or "UTC")
+    return read_sacct(path, machine_size=o.machine_size, strict=o.strict, timezone=o.timezone)
 
 
 def _sacct_content(path: Path, head: str) -> bool:

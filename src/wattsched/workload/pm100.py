@@ -27,10 +27,14 @@ Conventions (each is also recorded in ``provenance.conventions``):
   ``num_cores_req``, ``num_gpus_req``, ``mem_req`` (GB), ``priority``, ``num_tasks``, ``state_reason``,
   ``eligible_time`` (epoch s) and ``nodes`` (the node list, for exclusivity filters). Other columns are dropped.
 * Rejected (one row each; ``line`` = 1-based Parquet row, ``raw`` = the key fields as text), first failing rule
-  wins: time limit unknown; no power samples (null or empty ``node_power_consumption``); profile length
+  wins: submitted after its end (``submit_time`` > ``end_time``: the record contradicts itself); time limit
+  unknown; no power samples (null or empty ``node_power_consumption``); profile length
   inconsistent with run time (|run_time − period·len| > ``length_tolerance_samples`` · period; PM100 notebooks
   find 208,794 of 231,238 jobs within one sample); then the canonical rules of ``schema.validate_jobs``
   (size > machine size, duplicate id, ...).
+* A numeric column stored as Booleans, lists or structs, or as date-times where PM100 has no time (``run_time``
+  may be a Duration, read as seconds; ``time_limit`` counts minutes), is an error naming the file and the column
+  (``core.schema.dtype_problem``): every value of it would be cast by accident.
 * Jobs come back in queue order (submit time, job id).
 """
 
@@ -43,7 +47,17 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw, shorten
+from wattsched.core.schema import (
+    MAX_SUBMIT_TIME,
+    Check,
+    Provenance,
+    ReadResult,
+    TimeRole,
+    WorkloadError,
+    finish_read,
+    replace_raw,
+    shorten,
+)
 from wattsched.workload.tableio import parse_column
 
 __all__ = ["PM100_KEPT_COLUMNS", "PM100_REQUIRED_COLUMNS", "is_pm100_parquet", "read_pm100"]
@@ -91,6 +105,10 @@ _NUMERIC: dict[str, pl.DataType] = {
     "num_cores_alloc": pl.Int64(), "num_gpus_alloc": pl.Int64(), "time_limit": pl.Float64(),
     "run_time": pl.Float64(), "mem_alloc": pl.Float64(), **dict.fromkeys(_TIMES, pl.Float64()),
 }  # fmt: skip
+#: How a date-time or a duration is read in PM100's columns (``core.schema.dtype_problem``): the times are
+#: instants (epoch seconds), ``run_time`` a length of time; ``time_limit`` counts minutes, so a Duration there is
+#: refused rather than guessed.
+_ROLES: dict[str, TimeRole] = {**dict.fromkeys(_TIMES, "instant"), "run_time": "duration"}
 _PROFILES = ("node_power_consumption", "cpu_power_consumption", "mem_power_consumption")
 _LINE = "__line"
 _RAW = "__raw"
@@ -155,10 +173,12 @@ def _clean(frame: pl.DataFrame, source: str) -> tuple[pl.DataFrame, list[dict[st
         if name not in frame.columns:
             continue
         try:
-            values, bad, why = parse_column(frame[name], dtype)
-        except (WorkloadError, pl.exceptions.PolarsError) as exc:
+            values, bad, why = parse_column(frame[name], dtype, _ROLES.get(name))
+        except WorkloadError as exc:  # the column's dtype (a Boolean count, a list): refused whole
+            raise WorkloadError(f"{source}: {exc}") from None
+        except pl.exceptions.PolarsError as exc:
             raise WorkloadError(
-                f"{source}: column {name!r} has type {frame.schema[name]}, expected {dtype} ({str(exc)[:80]})"
+                f"{source}: column {name!r} has type {frame.schema[name]}, expected {dtype} ({shorten(exc, 80)})"
             ) from None
         columns.append(values.alias(name))
         fresh = bad & ~bad_any
@@ -296,7 +316,18 @@ def _checks(sample_period: float, length_tolerance_samples: float | None) -> lis
     """PM100's own rules, first failing one wins; the canonical rules follow."""
     n_samples = pl.col("power_profile").list.len().fill_null(0).cast(pl.Int64)
     samples = pl.col("power_profile").cast(pl.List(pl.Float64))
+    submit, end = pl.col("submit_time"), pl.col("trace_end_time")
     checks: list[Check] = [
+        (  # the record's times contradict each other: which one is wrong cannot be told, so the job is not used
+            "submit_time",
+            (submit > end) & (submit.abs() <= MAX_SUBMIT_TIME),  # beyond it, the canonical rule says why (a unit)
+            pl.format(
+                "job submitted after it ended: submit_time {} is {} s after end_time {} (epoch s)",
+                submit,
+                submit - end,
+                end,
+            ),
+        ),
         ("walltime", pl.col("walltime").is_null() | (pl.col("walltime") <= 0), "time limit unknown"),
         ("power_profile", n_samples == 0, "no power samples"),
         ("power_profile", samples.list.drop_nulls().list.len() == 0, "power profile has only null samples"),
@@ -345,6 +376,7 @@ def _conventions(machine_size: int | None, period: float, tolerance: float | Non
         " columns dropped",
         "rejected: a value of a numeric column that is text, fractional (integer columns) or beyond Int64, naming"
         " the column",
+        "rejected: submitted after its end (submit_time > end_time)",
         "rejected: null or empty node_power_consumption (no power samples), only null samples, a NaN, infinite or"
         " negative sample; null samples among others are ignored by the statistics",
         "rejected: power beyond the reader bounds of schema (MAX_NODE_POWER_W per node), see docs/decisions.md",

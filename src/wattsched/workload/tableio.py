@@ -8,7 +8,12 @@ dtypes enforced, unusable rows returned as rejects with a line number, never dro
   the column (a fractional value in an integer column too), not an error for the whole file.
 * Parquet: ``line`` is the 1-based row number. Machine size and provenance are restored from the schema
   metadata keys ``wattsched.machine_size`` / ``wattsched.provenance`` that :func:`write_table` stores.
-* Datetime columns for times are converted to epoch seconds, durations to seconds.
+* Every known column's dtype is checked against the schema before any value is cast
+  (``core.schema.dtype_problem``): a Boolean number, a list or struct in any column, and a date-time where the
+  schema does not read one are an error naming the file and the column, since every value of it would be cast by
+  accident (true as 1). A Datetime ``submit_time`` becomes epoch seconds (naive: read as UTC), a Duration
+  ``submit_time`` seconds from the trace's origin; Duration ``walltime`` / ``runtime`` become seconds; a Datetime
+  run time, a Date or a Time is refused. The provenance says which columns were converted.
 """
 
 from __future__ import annotations
@@ -29,10 +34,13 @@ from wattsched.core.schema import (
     REQUIRED_COLUMNS,
     Provenance,
     ReadResult,
+    TimeRole,
     WorkloadError,
+    dtype_problem,
     finish_read,
     replace_raw,
     shorten,
+    time_role,
 )
 from wattsched.core.store import atomic_path, atomic_write_bytes
 from wattsched.workload.columns import ColumnMap, apply_columns, describe_columns
@@ -60,8 +68,19 @@ def _kind(path: Path) -> str:
     raise WorkloadError(f"{path}: not a canonical table (supported: .parquet, .csv, .csv.gz)")
 
 
-def parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series, str]:
-    """``(values, bad_mask, why)``: the column in ``dtype`` and which non-null values could not be read."""
+def parse_column(s: pl.Series, dtype: pl.DataType, role: TimeRole = None) -> tuple[pl.Series, pl.Series, str]:
+    """``(values, bad_mask, why)``: the column in ``dtype`` and which non-null values could not be read.
+
+    The column's own dtype is judged first (:func:`~wattsched.core.schema.dtype_problem`): a Boolean, nested or
+    temporal column that ``role`` does not read is a :class:`WorkloadError` ``column 'name' …`` for the caller to
+    prefix with its file, since every value of it would be cast by accident. ``role`` ``"instant"`` turns a
+    Datetime into epoch seconds (UTC for a naive one) and a Duration into seconds; ``"duration"`` a Duration into
+    seconds. Categorical text is read as text."""
+    why_not = dtype_problem(s.dtype, dtype, role)
+    if why_not is not None:
+        raise WorkloadError(f"column {s.name!r} {why_not}")
+    if isinstance(s.dtype, pl.Categorical | pl.Enum):
+        s = s.cast(pl.Utf8)
     present = s.is_not_null()
     if dtype == pl.Utf8:
         return s.cast(pl.Utf8), pl.Series([False] * s.len()), ""
@@ -70,13 +89,10 @@ def parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series
         src = src.str.strip_chars()
         present = present & (src != "")
         src = src.zip_with(present, pl.Series([None] * s.len(), dtype=pl.Utf8))
-    if src.dtype.is_temporal():
-        if isinstance(src.dtype, pl.Duration):
-            src = src.dt.total_microseconds() / 1e6
-        elif isinstance(src.dtype, pl.Datetime):
-            src = src.dt.epoch("us") / 1e6
-        else:
-            raise WorkloadError(f"column {s.name!r} has dtype {src.dtype}, expected {dtype}")
+    if isinstance(src.dtype, pl.Duration):
+        src = src.dt.total_microseconds() / 1e6
+    elif isinstance(src.dtype, pl.Datetime):
+        src = src.dt.epoch("us") / 1e6
     as_float = src.cast(pl.Float64, strict=False)
     if dtype == pl.Int64:
         if src.dtype.is_integer():
@@ -100,6 +116,30 @@ def parse_column(s: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series
 
 Rows = list[dict[str, Any]]
 
+#: The SWF reader's raw columns that are lengths of time (a Duration there becomes seconds, as in ``runtime``).
+_SWF_DURATIONS = ("swf_wait", "swf_req_time", "swf_think_time")
+
+
+def _role(name: str) -> TimeRole:
+    """How a date-time or duration in column ``name`` is read (``core.schema.INSTANT_COLUMNS``)."""
+    return "duration" if name in _SWF_DURATIONS else time_role(name)
+
+
+def _temporal_conventions(frame: pl.DataFrame) -> list[str]:
+    """One provenance line per known column converted from a date-time or a duration, saying how (a naive
+    date-time is read as UTC: the table says no zone, and the job table reader takes no --timezone)."""
+    lines = []
+    for name, dtype in frame.schema.items():
+        if name not in _KNOWN or not dtype.is_temporal():
+            continue
+        if isinstance(dtype, pl.Datetime):
+            zone = f"time zone {dtype.time_zone}" if dtype.time_zone else "no time zone: read as UTC"
+            lines.append(f"{name}: date-times ({zone}) converted to epoch seconds")
+        elif isinstance(dtype, pl.Duration):
+            origin = " from the trace's origin" if _role(name) == "instant" else ""
+            lines.append(f"{name}: durations converted to seconds{origin}")
+    return lines
+
 
 def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl.DataFrame, Rows]:
     """Cast every known column, collecting one reject per row whose value cannot be read."""
@@ -110,10 +150,12 @@ def _parse_known(frame: pl.DataFrame, source: str, line_offset: int) -> tuple[pl
         if name not in _KNOWN:
             continue
         try:
-            values, bad, why = parse_column(frame[name], _KNOWN[name])
+            values, bad, why = parse_column(frame[name], _KNOWN[name], _role(name))
+        except WorkloadError as exc:  # the column's dtype: refused whole, naming the file
+            raise WorkloadError(f"{source}: {exc}") from None
         except pl.exceptions.PolarsError as exc:
             why = f"column {name!r} ({frame[name].dtype}) cannot be read as {_KNOWN[name]}"
-            raise WorkloadError(f"{source}: {why}: {shorten(exc, 200)}") from exc
+            raise WorkloadError(f"{source}: {why}: {_first_line(exc)}") from exc
         columns[name] = values
         fresh = bad & ~bad_any
         if fresh.any():
@@ -251,6 +293,7 @@ def read_table(
         conventions.append("reject 'line' is the 1-based Parquet row number")
     else:
         conventions.append("reject 'line' is the CSV file line (header is line 1, data row i is line i + 1)")
+    conventions.extend(_temporal_conventions(frame))
     conventions.append("rejected: unreadable values and the canonical rules of schema.validate_jobs")
     conventions.append("jobs sorted in queue order (submit_time, job_id)")
     if machine is None:

@@ -40,7 +40,9 @@ Conventions (each is also recorded in ``provenance.conventions``):
   ``job_id`` as ``pred_power`` (W per job, an ML prediction, null where absent; counts in the header).
 * Rejected (``source`` = file, ``line`` = 1-based line, ``raw`` = the line), first failing rule wins: section or
   field counts, a non-integer job id, an empty queue, unparsable date-times, malformed used-node entries (not five
-  non-negative integers, no cores), malformed request fields or app type, walltime not hh:mm or missing without a
+  non-negative integers, no cores), used-node entries beyond Eurora (a node id above its 64 nodes, more cores,
+  GPUs, MICs or memory than its largest node has: the ``eurora`` multires preset) and jobs whose chunks need more
+  of a resource than the whole machine, malformed request fields or app type, walltime not hh:mm or missing without a
   default, start before arrival; then the canonical rules of ``schema.validate_jobs`` (negative run time, ...).
 * Jobs come back in queue order (submit time, job id).
 """

@@ -3,6 +3,7 @@ used-node entries, and Eurora's own rules (first failing one wins), all as vecto
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import polars as pl
@@ -33,6 +34,22 @@ def _epoch(name: str, timezone: str | None = None) -> pl.Expr:
     if timezone is not None:
         stamp = stamp.dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
     return (stamp.dt.epoch("ms").cast(pl.Float64) / 1000.0).alias(name)
+
+
+@functools.cache
+def machine_limits() -> dict[str, int]:
+    """What Eurora's largest node holds of each resource (``cores``, ``gpus``, ``mics``, ``mem`` in KiB), its
+    machine totals (``total_<resource>``) and its node count (``nodes``), from the Eurora preset
+    (``studies/multires/platforms/eurora.toml``, the machine the traces ran on): a used-node entry above them is a
+    corrupt field (10^12 cores), not a job. The preset is read as a platform file, so the reader imports no study."""
+    from wattsched.core.platform_file import read_platform_file  # deferred: pydantic and YAML, for Eurora files only
+
+    groups = read_platform_file("eurora", "multires").data["groups"]
+    limits = {"nodes": sum(int(g["count"]) for g in groups)}
+    for r in _ENTRY[1:]:
+        limits[r] = max(int(g["capacity"][r]) for g in groups)
+        limits[f"total_{r}"] = sum(int(g["count"]) * int(g["capacity"][r]) for g in groups)
+    return limits
 
 
 def _nonneg_int(name: str) -> pl.Expr:
@@ -88,6 +105,16 @@ def _chunks(frame: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("cores") == 0)
         .then(pl.format("{} uses no cores", shown))
     )
+    limits = machine_limits()
+    reason = reason.when(pl.col("node") > limits["nodes"]).then(
+        pl.format("{}: node id {} is beyond Eurora's {} nodes", shown, pl.col("node"), pl.lit(limits["nodes"]))
+    )
+    for r in _ENTRY[1:]:
+        unit = " KiB of memory" if r == "mem" else f" {r}"
+        reason = reason.when(pl.col(r) > limits[r]).then(
+            pl.format("{}: {}{} on one node, more than a Eurora node has ({})", shown, pl.col(r), pl.lit(unit),
+                      pl.lit(limits[r]))
+        )  # fmt: skip
     vector = pl.struct("cores", "gpus", "mics", "mem")
     return (
         entries.with_columns(reason.alias("__reason"))
@@ -150,9 +177,24 @@ def _checks(defaults: Mapping[str, float] | None) -> list[tuple[str, pl.Expr, pl
                    "f_walltime", "f_queue")),
         ("app_type", pl.col("app_type").is_null(),
          pl.format("application type {} is not a non-negative integer", "f_app_type")),
+        *_total_checks(),
         ("start", pl.col("trace_start_time") < pl.col("submit_time"),
          pl.format("job started before it arrived (start {} < arrival {})", "f_start", "f_arrival")),
     ]  # fmt: skip
+    return checks
+
+
+def _total_checks() -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """A job whose chunks use more of a resource than the whole of Eurora has (each entry fits a node, but too
+    many entries): it could never be placed."""
+    limits = machine_limits()
+    checks = []
+    for r in _ENTRY[1:]:
+        total = pl.col("chunks") * pl.col(f"chunk_{r}")
+        unit = " KiB of memory" if r == "mem" else f" {r}"
+        why = pl.format("the job's {} chunks use {}{} in all, more than Eurora has ({})", pl.col("chunks"), total,
+                        pl.lit(unit), pl.lit(limits[f"total_{r}"]))  # fmt: skip
+        checks.append(("nodes", total > limits[f"total_{r}"], why))
     return checks
 
 

@@ -160,6 +160,8 @@ def _conventions(defaults: Mapping[str, float] | None, machine_size: int | None,
         "eurora_nodes = used node ids as the trace numbers them (1–64; the node files number them 0–63)",
         "rejected: malformed sections/fields/entries, walltime not hh:mm or missing without default, start before"
         " arrival; then the canonical rules of schema.validate_jobs",
+        "rejected: a used-node entry beyond Eurora (node id, cores, GPUs, MICs or memory above the eurora preset's"
+        " nodes) or chunks needing more than the whole machine",
         f"machine size {machine_size} chunks" if machine_size else "machine size unknown: no size-vs-machine rejects",
         "jobs sorted in queue order (submit_time, job_id)",
     ]

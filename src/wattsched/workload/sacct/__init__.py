@@ -29,7 +29,11 @@ Conventions (each is also recorded in ``provenance.conventions``):
 * ``walltime`` = ``TimelimitRaw`` × 60 (minutes), else ``Timelimit`` (``[D-]HH:MM:SS``); ``UNLIMITED``,
   ``Partition_Limit`` or empty are unknown: rejected ("walltime unknown") unless ``walltime_fallback`` is a number
   of seconds or ``"runtime"``. JSON ``time.limit`` is minutes, plain or ``{"set", "infinite", "number"}``.
-* ``runtime`` = ``ElapsedRaw`` (s), else ``Elapsed``, else End − Start.
+* ``runtime`` = ``ElapsedRaw`` (s), else ``Elapsed``, else End − Start. End − Start of local times depends on
+  the zone (a run across a DST change gains or loses its shift): when no ``timezone`` is given and a run time was
+  computed so, the reader says which zone it assumed (UTC) in one line: an ``InputWarning`` (the command line
+  prints it as a ``warning:``), also kept in the conventions. Elapsed, epoch and offset-qualified times do not
+  depend on a zone.
 * Never-started jobs (no Start: cancelled while pending) are rejected, like SWF's unknown run time; started jobs
   with no End (still running) are rejected as "not ended". Both name the field and the state.
 * ``size`` = ``NNodes`` (``size_unit="nodes"``) or ``NCPUS`` (``"processors"``), falling back on AllocTRES

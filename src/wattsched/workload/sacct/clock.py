@@ -28,6 +28,8 @@ class Clock:
         self.fold = 1 if ambiguous == "later" else 0
         self.n_ambiguous = 0
         self.n_gap = 0
+        #: local times read without an offset: they depend on the zone (epoch digits and ISO offsets do not)
+        self.n_local = 0
         self._cache: dict[str, tuple[float, int]] = {}
 
     def epoch(self, text: str) -> float | None:
@@ -47,11 +49,14 @@ class Clock:
         value, kind = hit
         self.n_ambiguous += kind == 1
         self.n_gap += kind == 2
+        self.n_local += kind != 3
         return value
 
     def _localize(self, dt: datetime) -> tuple[float, int]:
+        """``(epoch seconds, kind)``: kind 0 a plain local time, 1 in the DST fall-back hour, 2 in the
+        spring-forward gap, 3 a time with its own offset (the zone does not apply)."""
         if dt.tzinfo is not None:
-            return dt.timestamp(), 0
+            return dt.timestamp(), 3
         if self.zone is UTC:
             return dt.replace(tzinfo=UTC).timestamp(), 0
         first, second = dt.replace(tzinfo=self.zone, fold=0), dt.replace(tzinfo=self.zone, fold=1)

@@ -4,12 +4,14 @@ unknown) → :func:`~wattsched.core.schema.finish_read`. The conventions are in 
 from __future__ import annotations
 
 import gzip
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 
+from wattsched.core.errors import InputWarning
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, finish_read, replace_raw
 from wattsched.workload.sacct.clock import Clock
 from wattsched.workload.sacct.json import read_json
@@ -66,7 +68,7 @@ def read_sacct(
     path: str | Path,
     *,
     machine_size: int | None = None,
-    timezone: str = "UTC",
+    timezone: str | None = None,
     strict: bool = False,
     size_unit: Literal["nodes", "processors"] = "nodes",
     delimiter: str = "|",
@@ -75,10 +77,12 @@ def read_sacct(
 ) -> ReadResult:
     """Read ``sacct -P`` text or ``sacct --json`` output into the canonical job table, rejecting unusable records.
 
-    ``timezone`` is the sacct client's zone for naive local times (IANA name). ``size_unit`` picks NNodes or NCPUS
-    as ``size``. ``walltime_fallback`` replaces an unknown limit (seconds, or ``"runtime"``) instead of rejecting.
-    ``ambiguous`` resolves DST fall-back local times. ``strict=True`` raises :class:`WorkloadError` naming the first
-    reject. See :mod:`wattsched.workload.sacct` for every convention.
+    ``timezone`` is the sacct client's zone for naive local times (IANA name); None reads them as UTC and says so
+    (an :class:`~wattsched.core.errors.InputWarning` when a run time is End − Start of such times, see
+    :func:`_zone_warning`). ``size_unit`` picks NNodes or NCPUS as ``size``. ``walltime_fallback`` replaces an
+    unknown limit (seconds, or ``"runtime"``) instead of rejecting. ``ambiguous`` resolves DST fall-back local
+    times. ``strict=True`` raises :class:`WorkloadError` naming the first reject. See :mod:`wattsched.workload.sacct`
+    for every convention.
     """
     path = Path(path)
     source = str(path)
@@ -92,7 +96,8 @@ def read_sacct(
         raise WorkloadError(f"ambiguous must be 'earlier' or 'later', got {ambiguous!r}")
     if not (walltime_fallback is None or walltime_fallback == "runtime" or isinstance(walltime_fallback, int | float)):
         raise WorkloadError(f"walltime_fallback must be seconds, 'runtime' or None, got {walltime_fallback!r}")
-    clock = Clock(timezone, ambiguous)
+    zone = timezone or "UTC"
+    clock = Clock(zone, ambiguous)
     text = _read_text(path)
     if not text.strip():
         raise WorkloadError(f"{source}: file is empty")
@@ -105,6 +110,7 @@ def read_sacct(
     rows: list[dict[str, Any]] = []
     raw_by_line: dict[int, str] = {}
     n_fallback = 0
+    n_derived = 0  # run times computed as End − Start (no Elapsed)
     for line, jid, raw, v in parsed:
         raw_by_line[line] = raw
         if v["start"] is None:
@@ -125,6 +131,7 @@ def read_sacct(
             rejects.append(reject_row(source, line, jid, Reject("time.end" if is_json else "End", why), raw))
             continue
         runtime = v["elapsed"] if v["elapsed"] is not None else v["end"] - v["start"]
+        n_derived += v["elapsed"] is None
         walltime = v["walltime"]
         if walltime is None and walltime_fallback is not None:
             walltime = runtime if walltime_fallback == "runtime" else float(walltime_fallback)
@@ -147,14 +154,18 @@ def read_sacct(
             "sacct_exit_code": v["sacct_exit_code"], "sacct_nodelist": v["sacct_nodelist"], "__line": line,
         })  # fmt: skip
     frame = pl.DataFrame(rows, schema=_SCHEMA) if rows else pl.DataFrame(schema=_SCHEMA)
-    conventions = notes + _conventions(timezone, size_unit, walltime_fallback, ambiguous, machine_size)
+    conventions = notes + _conventions(zone, size_unit, walltime_fallback, ambiguous, machine_size)
     if clock.n_ambiguous:
         conventions.append(f"{clock.n_ambiguous} DST-ambiguous local time(s) read as the {ambiguous} occurrence")
     if clock.n_gap:
         conventions.append(f"{clock.n_gap} nonexistent local time(s) (DST gap) read with the pre-transition offset")
     if n_fallback:
         conventions.append(f"{n_fallback} job(s) with an unknown time limit got the walltime fallback")
-    header["input_timezone"] = timezone
+    header["input_timezone"] = zone
+    warning = _zone_warning(source, timezone, n_derived if clock.n_local else 0)
+    if warning:
+        conventions.append(warning)
+        warnings.warn(warning, InputWarning, stacklevel=2)
     provenance = Provenance(
         source=source,
         format="sacct-json" if is_json else "sacct",
@@ -174,6 +185,20 @@ def read_sacct(
         line_column="__line",
         locate=lambda sem: replace_raw(sem, raw_by_line.__getitem__),
         unit="record",
+    )
+
+
+def _zone_warning(source: str, timezone: str | None, n_local_runtimes: int) -> str | None:
+    """The one line to show when run times depend on a time zone nobody gave: End − Start of naive local times
+    read as UTC is the wall-clock difference, off by the real zone's shift for a run across one of its DST changes
+    (an hour at each). Said rather than guessed: the sacct client's zone is not in the file, and the machine
+    reading it may be elsewhere. Runtimes from Elapsed, epoch or offset-qualified times do not depend on it."""
+    if timezone is not None or not n_local_runtimes:
+        return None
+    return (
+        f"{source}: no time zone given (--timezone): local times read as UTC, and {n_local_runtimes:,} run time(s)"
+        " computed as End − Start from them (no Elapsed/ElapsedRaw field); a run across a DST change of the"
+        " cluster's zone is off by its shift: give --timezone"
     )
 
 
