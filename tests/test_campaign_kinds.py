@@ -144,6 +144,7 @@ def test_kill_9_and_resume_gives_the_uninterrupted_results(tmp_path: Path, kind:
     assert 1 <= partial < ref.total, f"the kill came too late or too early ({partial} of {ref.total} runs done)"
     resumed = run_experiment(load_experiment(spec), killed, workers=1)
     assert resumed.already_done == partial and resumed.executed == ref.total - partial
+    assert load_experiment(spec).count_runs() == ref.total  # the product of the axes is the planned count
     assert _comparable(killed).equals(_comparable(reference))
     assert not [p for p in (killed / "results").iterdir() if ".tmp" in p.name]
     st = status(killed)
@@ -199,6 +200,125 @@ def test_queue_policies_compare_on_job_and_system_metrics(tmp_path: Path) -> Non
     assert "--html is ignored" not in cli.output and "partial campaign: 8 of 9 runs done" in cli.output
     assert (pl.read_csv(tmp_path / "r2" / "summary.csv")["windows"] == 2).all()
     assert "partial campaign: 8 of 9 runs done" in (tmp_path / "r2" / "report.html").read_text()
+
+
+#: The runs of each kind's tiny spec: power 3 windows × (baseline + 2 checks); queue 3 windows × 3 policies; rmap 4
+#: traces × 3 bounds; eamc 2 mixes × 3 policies; dispatch 2 instances × 3 dispatchers × 2 estimates.
+TINY_RUNS = {"power": 9, "queue": 9, "rmap": 12, "eamc": 6, "dispatch": 12}
+
+
+@pytest.mark.parametrize("kind", list(SPECS))
+def test_a_grid_beyond_max_runs_is_refused_before_anything_is_written(tmp_path: Path, kind: str) -> None:
+    """Issue 31, item 3: every kind counts its runs from its axes (nothing prepared) and refuses a grid above the
+    spec's ``max_runs`` in one line, before the folder exists; at the bound it is accepted."""
+    runs = TINY_RUNS[kind]
+    spec = tmp_path / f"{kind}.toml"
+    spec.write_text(f"max_runs = {runs - 1}\n" + SPECS[kind]())  # top-level key: before any [table]
+    out = tmp_path / "out"
+    experiment = load_experiment(spec)  # the kind's modules imported (once a process): not the refusal's time
+    started = time.perf_counter()
+    with pytest.raises(CampaignError) as refused:
+        run_experiment(experiment, out, workers=1)
+    assert time.perf_counter() - started < 1.0
+    assert str(refused.value) == (
+        f"{spec}: the grid expands to {runs} runs, more than the limit of {runs - 1}; raise it with "
+        f"max_runs = {runs} (in the spec, or --max-runs on campaign run) if you mean it"
+    )
+    assert not out.exists()
+    assert experiment.count_runs() == runs
+    assert experiment.check_run_count(runs) == runs  # a larger bound given by the caller wins over the spec's
+    spec.write_text(f"max_runs = {runs}\n" + SPECS[kind]())
+    assert load_experiment(spec).check_run_count() == runs
+    assert "max_runs" not in load_experiment(spec).spec_data()  # a guard, not the experiment: ids unchanged
+
+
+def _trillion_runs(tmp_path: Path) -> Path:
+    """A power grid of 10^12 runs: a million windows a workload × 1,000 seeds × 1,000 caps (issue 31: such a grid
+    was accepted and prepared one workload per seed, 153 seeds and 880 MB after 150 s)."""
+    caps = ", ".join(f"{(k + 1) / 1000:g}" for k in range(1000))
+    spec = tmp_path / "c.toml"
+    spec.write_text(
+        'kind = "power"\nname = "bomb"\nbaselines = false\n'
+        '[[workloads]]\nname = "m100"\ngenerate = { model = "m100", jobs = 2000, seed = 0 }\n'
+        "windows = { count = 1000000, hours = 24 }\n"
+        f'[grid]\nchecks = ["mean"]\nsources = ["real"]\ncaps = [{caps}]\nseeds = {list(range(1000))}\n'
+    )
+    return spec
+
+
+def test_a_trillion_run_grid_is_refused_at_once_and_writes_nothing(tmp_path: Path) -> None:
+    spec = _trillion_runs(tmp_path)
+    out = tmp_path / "out"
+    # the command, in a process of its own: before the bound it prepared workloads for minutes
+    cmd = [sys.executable, "-m", "wattsched.cli", "campaign", "run", str(spec), "--output", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "300"}
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the grid of 10^12 runs was not refused within 60 s")
+    message = (
+        f"{spec}: the grid expands to 1,000,000,000,000 runs, more than the limit of 1,000,000; raise it with "
+        "max_runs = 1000000000000 (in the spec, or --max-runs on campaign run) if you mean it"
+    )
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"error: {message}"], done.stderr
+    assert not out.exists()
+    experiment = load_experiment(spec)  # the power kind's modules imported (once a process)
+    started = time.perf_counter()
+    with pytest.raises(CampaignError, match="the grid expands to 1,000,000,000,000 runs"):
+        run_experiment(load_experiment(spec), out, workers=1)
+    assert time.perf_counter() - started < 1.0  # reading and validating the spec included
+    assert not out.exists()
+    # --max-runs raises (or lowers) the bound of the spec; refused runs write nothing either
+    assert experiment.check_run_count(10**12) == 10**12
+    queue = _spec_file(tmp_path, "queue")
+    refused = CliRunner().invoke(app, ["campaign", "run", str(queue), "--output", str(out), "--max-runs", "8"])
+    assert refused.exit_code == 2 and "the grid expands to 9 runs, more than the limit of 8" in refused.stderr
+    assert not out.exists()
+
+
+def _clocked() -> dict[str, str]:
+    """Each kind's smallest grid that still reaches every timed code path (CPH's solver passes for dispatch, with
+    CP-SAT's deterministic time so that its schedule is reproducible)."""
+    eurora = sorted(require_data("eurora/historical_traces/50").glob("*.log_crypt"))[0]
+    eamc = require_data("eamc/en_conf/2hw.conf").parent
+    return {
+        "power": POWER.replace("count = 3, hours = 12", "count = 1, hours = 12").replace('["mean", "max"]', '["max"]'),
+        "queue": QUEUE.replace("count = 3", "count = 1").replace('["fcfs", "easy", "conservative"]', '["easy"]'),
+        "rmap": 'kind = "rmap"\nname = "clock"\ntraces = ["small"]\nbounds = [8000]\npolicies = ["rmap-adaptive-0"]\n',
+        "eamc": f'kind = "eamc"\ndata_dir = "{eamc}"\nmixes = ["W13"]\npolicies = ["eamc-priorityinc"]\n'
+        "t_weights = [1.0]\njobs = 200\n",
+        "dispatch": f'kind = "dispatch"\nname = "clock"\ninstances = ["{eurora}"]\ndispatchers = ["cph", "ebf"]\n'
+        'estimates = ["walltime"]\n[cph]\ndeterministic_time = 0.2\n',
+    }
+
+
+@pytest.mark.parametrize("kind", list(SPECS))
+def test_every_wall_clock_result_field_is_a_timing_field(tmp_path: Path, kind: str, monkeypatch) -> None:
+    """Issue 31, item 11: results compared between runs leave out the kind's ``timing_fields``, so every field
+    measured by a clock must be one (the dispatch kind's ``cp_mean_s`` was not: 87 of 435 runs "differed" between
+    two identical campaigns). The campaign runs twice in this process, the second time under clocks that run
+    1,000 times faster and a year ahead (``time.perf_counter``, ``monotonic`` and ``time``): a field that differs
+    comes from a clock, whatever its name, and must be a timing field; every other field is identical."""
+    spec = tmp_path / f"{kind}.toml"
+    spec.write_text(_clocked()[kind])
+    run_experiment(load_experiment(spec), tmp_path / "real", workers=1)
+    for name in ("perf_counter", "monotonic", "time"):
+        real = getattr(time, name)
+        start = real()
+        shift = 365 * 86400.0
+        monkeypatch.setattr(
+            time, name, lambda real=real, start=start, shift=shift: start + shift + (real() - start) * 1e3
+        )
+    run_experiment(load_experiment(spec), tmp_path / "fast", workers=1)
+    monkeypatch.undo()
+    a, b = (load_results(tmp_path / d).sort("id") for d in ("real", "fast"))
+    assert a.columns == b.columns and a.height == b.height >= 1
+    timings = set(open_experiment(tmp_path / "real").timing_fields)
+    clocked = {c for c in a.columns if a[c].to_list() != b[c].to_list()}
+    assert clocked - timings == set(), f"{kind}: fields measured by a clock but not timing fields"
+    # and the other way: a timing field is a measure (or the worker's pid), never a result hidden from comparisons
+    measured = {c for c in timings & set(a.columns) if c != "worker" and any(a[c].to_list())}
+    assert measured <= clocked, f"{kind}: timing fields that no clock moved: {sorted(measured - clocked)}"
 
 
 def test_every_kind_is_registered_and_files_without_kind_are_power_campaigns(tmp_path: Path) -> None:

@@ -75,13 +75,16 @@ def run_campaign(
     address: str | None = None,
     progress: Progress | None = None,
     log: Callable[[str], None] | None = None,
+    max_runs: int | None = None,
 ) -> CampaignRun:
     """Prepare the campaign once, then run every run not done yet (``campaign run``); safe to interrupt and run
     again. Raises ``CampaignInterrupted`` on Ctrl-C or SIGTERM (what finished is kept) and ``FolderBusyError``
-    when another process runs a campaign in ``output``."""
+    when another process runs a campaign in ``output``. A new campaign whose grid expands to more than
+    ``max_runs`` runs (default: the spec's ``max_runs``, else 1,000,000) is refused (``CampaignError``) before
+    anything is written."""
     from wattsched.campaign.runner import run_experiment
 
-    options: dict[str, Any] = {"executor": executor, "workers": workers, "address": address}
+    options: dict[str, Any] = {"executor": executor, "workers": workers, "address": address, "max_runs": max_runs}
     if progress is not None:
         options["progress"] = progress
     if log is not None:

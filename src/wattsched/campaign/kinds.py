@@ -74,7 +74,9 @@ def parse_experiment(data: Any, source: str = "campaign", *, base: Path | None =
     cls = experiment_class(kind_of(data, source))
     if isinstance(data, dict) and "kind" not in data:
         data = {"kind": "power", **data}
-    return cls(validate_spec(cls.spec_model, data, source), base=base)
+    experiment = cls(validate_spec(cls.spec_model, data, source), base=base)
+    experiment.source = source
+    return experiment
 
 
 def load_experiment(path: str | Path) -> Experiment:

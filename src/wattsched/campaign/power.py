@@ -28,6 +28,7 @@ from wattsched.campaign.spec import (
     LEGACY_POST_WINDOW_CAP,
     CampaignSpec,
     WorkloadSpec,
+    count_runs,
     expand_runs,
     workload_variants,
 )
@@ -173,6 +174,9 @@ class PowerExperiment(Experiment):
 
     def spec_hash(self) -> str:
         return spec_hash(self.spec)
+
+    def count_runs(self) -> int:
+        return count_runs(self.spec)
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
         """Prepare every workload variant (predictions, windows) and expand the grid over their windows."""

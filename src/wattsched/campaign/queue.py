@@ -34,7 +34,7 @@ from pydantic import Field, field_validator, model_validator
 from wattsched.campaign.spec import WorkloadSpec, variants
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.experiment import Experiment, Run, no_log
-from wattsched.core.spec import StrictModel
+from wattsched.core.spec import BoundedSpec
 from wattsched.core.store import atomic_table, run_id, write_result
 from wattsched.policies.registry import CORE_POLICIES, POLICIES
 from wattsched.runs import run_policy
@@ -51,7 +51,7 @@ SUMMARY_METRICS = (
 )
 
 
-class QueueSpec(StrictModel):
+class QueueSpec(BoundedSpec):
     """A queue-policy comparison; see the module docstring."""
 
     kind: Literal["queue"]
@@ -108,6 +108,11 @@ class QueueExperiment(Experiment):
     spec_model = QueueSpec
     status_keys = ("workload", "policy")
     spec: QueueSpec
+
+    def count_runs(self) -> int:
+        """Windows (each workload's count, one without windows) × seeds × policies."""
+        windows = sum(w.windows.count if w.windows is not None else 1 for w in self.spec.workloads)
+        return windows * len(self.spec.seeds) * len(self.spec.policies)
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
         """Load or generate each workload once per seed, store its windows, and pair every window with every

@@ -111,15 +111,24 @@ def run_experiment(
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     log: Callable[[str], None] = no_log,
+    max_runs: int | None = None,
 ) -> CampaignRun:
     """Prepare (once) and execute every run of ``experiment`` (an :class:`Experiment`, or a spec of any kind)
     not done yet in ``out``. ``executor``: ``"local"`` (``workers`` processes; 1 runs in this process; default:
     the CPU count) or ``"dask"`` (a local cluster of ``workers``, or the scheduler at ``address``). ``limit`` stops
     after that many runs; ``progress(done, total)`` is called after each run. Raises
-    :class:`CampaignInterrupted` on Ctrl-C or SIGTERM, after the workers are ended."""
+    :class:`CampaignInterrupted` on Ctrl-C or SIGTERM, after the workers are ended.
+
+    A new campaign whose grid expands to more than ``max_runs`` runs (default: the spec's ``max_runs``, else
+    :data:`~wattsched.core.spec.DEFAULT_MAX_RUNS`) is refused with a :class:`CampaignError` before anything is
+    written, ``out`` included: the count is the product of the grid's axis lengths (:meth:`Experiment.
+    count_runs`), instant for any grid. A folder that holds a planned campaign is not checked again (its runs
+    are in its manifest)."""
     exp = experiment if isinstance(experiment, Experiment) else experiment_for(experiment)
     check_executor(executor, CampaignError)
     out = Path(out)
+    if not (out / MANIFEST).exists():
+        exp.check_run_count(max_runs)
     t0 = time.perf_counter()
     with FolderLock(out, f"the campaign folder {out}"):
         try:

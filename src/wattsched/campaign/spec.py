@@ -43,7 +43,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from wattsched.core.bounds import check_fits, total_bytes
-from wattsched.core.spec import StrictModel, known_names, read_spec_file, validate_spec
+from wattsched.core.spec import BoundedSpec, StrictModel, known_names, read_spec_file, validate_spec
 from wattsched.core.store import run_id
 from wattsched.engine.windows import DEFAULT_PRESTATE, Prestate, prestate_mode
 from wattsched.policies.powercheck import PowerCheck
@@ -197,7 +197,7 @@ class PredictionSpec(StrictModel):
         return v
 
 
-class CampaignSpec(StrictModel):
+class CampaignSpec(BoundedSpec):
     """A power campaign (see the module docstring)."""
 
     kind: Literal["power"] = "power"
@@ -236,6 +236,17 @@ def variants(workloads: list[WorkloadSpec], seeds: list[int]) -> list[tuple[Work
     windows' seed, so seeds replicate the experiment on other samples; with the single default seed 0 the name is
     the workload's own."""
     return [(wl, seed, wl.name if seeds == [0] else f"{wl.name}-s{seed}") for wl in workloads for seed in seeds]
+
+
+def count_runs(spec: CampaignSpec) -> int:
+    """How many runs :func:`expand_runs` gives at most (a workload may yield fewer windows than its ``count``),
+    from the axis lengths alone: per window, a baseline and policies × post-window caps × caps × the checks'
+    sources (one, ``naive``, for the naive check); windows: each workload's count (one without windows) × seeds."""
+    g = spec.grid
+    sources = sum(1 if check == "naive" else len(g.sources) for check in g.checks)
+    per_window = int(spec.baselines) + len(g.post_window_caps()) * len(g.policies) * len(g.caps) * sources
+    windows = sum(w.windows.count if w.windows is not None else 1 for w in spec.workloads) * len(g.seeds)
+    return windows * per_window
 
 
 def expand_runs(spec: CampaignSpec, windows: dict[str, list[str]]) -> list[dict[str, Any]]:

@@ -59,6 +59,12 @@ def campaign_run(
     address: Annotated[
         str | None, typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster).")
     ] = None,
+    max_runs: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Runs the grid may expand to (default: the spec's max_runs, else 1,000,000); refused before."
+        ),
+    ] = None,
 ) -> None:
     """Prepare the campaign once, then run every run not done yet; safe to interrupt (Ctrl-C, SIGTERM, even
     kill -9) and run again.
@@ -70,7 +76,9 @@ def campaign_run(
 
     try:
         experiment = load_experiment(spec)
-        result = run_with_progress(experiment, output, executor=executor, workers=workers, address=address)
+        result = run_with_progress(
+            experiment, output, executor=executor, workers=workers, address=address, max_runs=max_runs
+        )
     except (CampaignError, WorkloadError, ValueError, FileNotFoundError, OSError) as exc:
         fail(str(exc))
     emit_json(

@@ -129,6 +129,7 @@ OPTION_MEANINGS: dict[str, str] = {
     "--executor": "where runs execute: local processes or dask",
     "--workers": "worker processes (default everywhere: the CPU count)",
     "--address": "a Dask scheduler address",
+    "--max-runs": "runs a campaign grid may expand to, or it is refused (default: the spec's max_runs, else 1,000,000)",
     "--quick": "the reduced setting of a reproduction",
     "--kind": "which demo to run",
     # campaign reports

@@ -5,20 +5,40 @@ Local pools use the ``spawn`` start method (no fork after Numba or Polars thread
 ``address`` starts a local cluster of single-threaded worker processes on the loopback interface and closes it.
 
 With ``in_flight``, at most that many tasks are submitted at a time (the next one as one finishes), so that an
-interrupted fan-out has little queued work to drop. However the consumer stops (an exception, Ctrl-C, closing the
-iterator), queued tasks are cancelled and the local worker processes are ended at once: none is left behind.
+interrupted fan-out has little queued work to drop; a local pool never queues: each worker has one task at a time.
+However the consumer stops (an exception, Ctrl-C, closing the iterator), the tasks not started are dropped and the
+local worker processes are ended at once: none is left behind.
 Local workers also end themselves when this process dies, even by ``kill -9`` (:func:`~wattsched.core.stopping.
 worker_init`).
+
+A local pool is :class:`_Pool`: one duplex pipe per worker, and this thread (the consumer's) sends the tasks and
+reads the results itself. It replaced ``concurrent.futures.ProcessPoolExecutor`` (issue 31), whose manager thread
+made stopped commands hang at exit. A stop raises KeyboardInterrupt wherever this thread is
+(:func:`~wattsched.core.stopping.sigterm_as_interrupt`), and in that pool it could land (a) while the manager
+thread read a result whose worker the stop then ended: with this process and the other workers holding the pipe's
+writing end, no end of file came and the thread waited forever; or (b) inside the executor's own code between
+acquiring a future's lock and releasing it, which the manager thread then waited for forever. CPython's exit joins
+that thread (``concurrent.futures``' ``_python_exit``), so the command printed "interrupted" and never exited:
+2 of ~105 stopped dataset builds; 4 of 4 with 400 MB results for (a); 2 of 100 once (a) was fixed, for (b). Here no
+other thread runs and no lock is shared: an interruption anywhere leaves nothing to wait for, and ending the pool
+is terminating its workers and closing its pipes. A worker's death is seen at once, whether it was computing or
+sending (its pipe reaches end of file, since only it holds the other end), and raises
+:class:`~concurrent.futures.process.BrokenProcessPool` instead of hanging.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
-import threading
+import pickle
+import traceback
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
 from wattsched.core.stopping import worker_init
@@ -27,8 +47,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 EXECUTORS = ("local", "dask")
-#: How long an ended pool's manager thread gets to close its queues (it needs milliseconds once the workers are gone).
-MANAGER_JOIN_S = 10.0
+#: How long an ended worker gets to exit after SIGTERM (then SIGKILL), and a finished pool's workers after their
+#: stop message (then SIGTERM): they need milliseconds.
+JOIN_S = 5.0
 
 
 def check_executor(executor: str, error: type[Exception] = ValueError) -> None:
@@ -50,7 +71,8 @@ def map_tasks(
 ) -> Generator[R, None, None]:
     """Results of ``fn`` over ``items``: in input order when ``ordered``, else as they finish. ``fn`` must be a
     picklable top-level function (or a ``functools.partial`` of one) unless it runs here (``local``, 1 worker).
-    ``in_flight`` bounds the tasks submitted at a time (unordered only; default: all at once)."""
+    ``in_flight`` bounds the tasks submitted at a time (unordered only; default: all at once on Dask, one per
+    worker locally)."""
     check_executor(executor)
     if executor == "local":
         yield from _local(fn, items, workers, ordered, in_flight)
@@ -63,46 +85,184 @@ def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool
         for item in items:
             yield fn(item)
         return
-    ctx = multiprocessing.get_context("spawn")
-    # each worker ignores Ctrl-C (this process ends it) and exits when this process dies, even by kill -9
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
+    if not items:
+        return
+    busy_at_most = len(items) if in_flight is None or ordered else max(in_flight, 1)
+    pool = _Pool(fn, min(workers, busy_at_most, len(items)))  # ends what it started if interrupted meanwhile
     try:
-        if ordered:
-            yield from pool.map(fn, items)
-        else:
-            pending = iter(items)
-            limit = len(items) if in_flight is None else max(in_flight, 1)
-            running = {pool.submit(fn, item) for item in itertools.islice(pending, limit)}
-            while running:
-                finished, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    result = future.result()
-                    running |= {pool.submit(fn, item) for item in itertools.islice(pending, 1)}
-                    yield result
-    except BaseException:
-        _end_pool(pool)
-        raise
-    pool.shutdown(wait=True)
+        yield from pool.results(items, ordered)
+        pool.close()
+    finally:  # however the consumer stopped (an error, a stop, closing the iterator): no worker outlives it
+        pool.end()
 
 
-def _end_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel the queued tasks and end the pool's worker processes now (a plain shutdown would wait for the
-    running tasks, i.e. leave workers computing after Ctrl-C or SIGTERM), then wait for the pool's manager
-    thread, which closes the queues once it sees the workers gone. Without that wait the thread outlives the
-    command: CPython 3.11's exit then wakes it through a pipe it may have closed (``OSError: Bad file
-    descriptor`` printed after the command's last line), and the queues' semaphores can be reported leaked."""
-    processes = list((pool._processes or {}).values())  # the pool's own workers (no public accessor)
-    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(5.0)
-        if process.is_alive():
-            process.kill()
-            process.join(5.0)
-    if manager is not None:
-        manager.join(MANAGER_JOIN_S)
+class _RemoteError:
+    """A task's exception, sent back with its traceback as text (a traceback does not pickle); raised again here
+    with that text as its cause, as ``concurrent.futures`` does. An exception that does not survive pickling
+    becomes a RuntimeError with the text."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.text = "".join(traceback.format_exception(exc))
+        self.exc: BaseException | None = exc
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            self.exc = None
+
+    def error(self) -> BaseException:
+        exc = self.exc if self.exc is not None else RuntimeError(f"a task failed in a worker:\n{self.text}")
+        exc.__cause__ = _RemoteTraceback(self.text)
+        return exc
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of a task's exception in its worker (printed as the cause of the exception raised here)."""
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.args[0]}"""'
+
+
+def _serve(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) -> None:
+    """A worker: run each task received (``(key, item)``) and send back ``(key, True, result)`` or ``(key, False,
+    error)``, until a ``None`` or the end of the pipe. :func:`worker_init` first (Ctrl-C ignored, exits with its
+    parent)."""
+    worker_init(parent_pid)
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        key, item = task
+        try:
+            reply: tuple[int, bool, Any] = (key, True, fn(item))
+        except BaseException as exc:
+            reply = (key, False, _RemoteError(exc))
+        try:
+            conn.send(reply)  # pickled whole before the first byte is written: a failure leaves the pipe clean
+        except Exception as exc:  # a result that does not pickle
+            conn.send((key, False, _RemoteError(exc)))
+        del reply
+
+
+class _Pool:
+    """``size`` spawned worker processes, each with a duplex pipe of its own, driven by this thread alone: each
+    worker has one task at a time, the next sent as soon as its result is read (a second one queued in the pipe
+    could deadlock, both sides blocked on a full pipe with a large task and a large result). No thread and no
+    lock: see the module docstring."""
+
+    def __init__(self, fn: Callable[[Any], Any], size: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.processes: list[BaseProcess] = []
+        self.pipes: list[Connection] = []
+        try:
+            for k in range(size):
+                mine, theirs = ctx.Pipe(duplex=True)
+                self.pipes.append(mine)
+                # not daemonic, as concurrent.futures' workers: a task may start processes of its own
+                process = ctx.Process(target=_serve, args=(theirs, fn, os.getpid()), name=f"wattsched-worker-{k + 1}")
+                self.processes.append(process)  # before start: a stop inside start() still ends it
+                process.start()
+                theirs.close()  # the worker holds the only other end: its death is the pipe's end of file
+        except BaseException:
+            self.end()
+            raise
+
+    def results(self, items: Sequence[Any], ordered: bool) -> Iterator[Any]:
+        """Every item's result, in input order when ``ordered``, else as they finish."""
+        pending = enumerate(items)
+        running: dict[int, int] = {}  # worker -> task key
+        waiting: dict[int, Any] = {}  # ordered: results finished before an earlier one
+        following = 0
+        for worker in range(len(self.processes)):
+            self._send(worker, pending, running)
+        while running or waiting:
+            if ordered and following in waiting:
+                following += 1
+                yield waiting.pop(following - 1)
+                continue
+            replies = self._finished(running)
+            while replies:
+                worker, key, ok, value = replies.pop()  # popped: once yielded, only the consumer holds a result
+                self._send(worker, pending, running)
+                if not ok:
+                    raise value.error()
+                if ordered:
+                    waiting[key] = value
+                else:
+                    yield value
+                del value
+
+    def _send(self, worker: int, pending: Iterator[tuple[int, Any]], running: dict[int, int]) -> None:
+        for key, item in itertools.islice(pending, 1):
+            try:
+                self.pipes[worker].send((key, item))
+            except OSError:  # the worker died idle: its pipe is closed
+                raise self._broken(worker) from None
+            running[worker] = key
+
+    def _finished(self, running: dict[int, int]) -> list[tuple[int, int, bool, Any]]:
+        """Wait until a running worker replied or any worker died; the replies, by worker."""
+        by_pipe = {self.pipes[w]: w for w in running}
+        by_sentinel = {p.sentinel: w for w, p in enumerate(self.processes)}
+        ready = multiprocessing.connection.wait([*by_pipe, *by_sentinel])
+        replies = []
+        for pipe, worker in by_pipe.items():
+            if pipe in ready:
+                try:
+                    key, ok, value = pipe.recv()
+                except (EOFError, OSError):  # it died, between results or in the middle of one: its pipe ended
+                    raise self._broken(worker) from None
+                del running[worker]
+                replies.append((worker, key, ok, value))
+        if not replies:
+            raise self._broken(next(w for s, w in by_sentinel.items() if s in ready))
+        return replies
+
+    def _broken(self, worker: int) -> BrokenProcessPool:
+        process = self.processes[worker]
+        process.join(JOIN_S)
+        return BrokenProcessPool(
+            f"a worker process ended (exit code {process.exitcode}) while tasks were running; "
+            "the process pool is not usable anymore"
+        )
+
+    def close(self) -> None:
+        """Every task done: ask the workers to exit and wait for them (:meth:`end` ends the late ones)."""
+        for pipe in self.pipes:
+            with contextlib.suppress(OSError):
+                pipe.send(None)
+        for process in self.processes:
+            if process.pid is not None:
+                process.join(JOIN_S)
+
+    def end(self) -> None:
+        """End the workers now, computing or sending (SIGTERM, SIGKILL after :data:`JOIN_S`), and close the pipes:
+        nothing is left to wait for. A stop that arrives meanwhile is raised once they are ended (a second one
+        exits at once: :func:`~wattsched.core.stopping.sigterm_as_interrupt`)."""
+        stop: BaseException | None = None
+        while True:
+            try:
+                self._end_now()
+                break
+            except KeyboardInterrupt as exc:  # ending is bounded and idempotent: finish it, then stop
+                stop = exc
+        if stop is not None:
+            raise stop
+
+    def _end_now(self) -> None:
+        started = [p for p in self.processes if p.pid is not None]
+        for process in started:
+            if process.exitcode is None:
+                process.terminate()
+        for process in started:
+            process.join(JOIN_S)
+            if process.exitcode is None:
+                process.kill()
+                process.join(JOIN_S)
+        for pipe in self.pipes:
+            pipe.close()
 
 
 def _dask(

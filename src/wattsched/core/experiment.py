@@ -3,6 +3,9 @@
 A kind (the power campaign of paper 000, paper 001's dispatch campaign, paper 002's EAMC grid, paper 004's RMAP
 grid, plain queue-policy comparisons) is a subclass of :class:`Experiment` that holds its validated spec and says
 
+- :meth:`~Experiment.count_runs`: how many runs the spec expands to, multiplied from the lengths of its axes
+  without preparing or expanding anything, so that a grid beyond its bound (``max_runs``,
+  :data:`~wattsched.core.spec.DEFAULT_MAX_RUNS`) is refused before it prepares a single workload;
 - :meth:`~Experiment.plan`: prepare what every run shares, once (workload windows, a fitted model), under the
   campaign directory, and return the runs: dicts of parameters, each with a stable ``id``
   (:func:`wattsched.core.store.run_id`);
@@ -25,6 +28,7 @@ from typing import Any, ClassVar
 import polars as pl
 from pydantic import BaseModel
 
+from wattsched.core.spec import check_run_count
 from wattsched.core.store import read_manifest, read_results, run_id
 
 #: A run: its parameters, with a stable ``id``.
@@ -51,6 +55,9 @@ class Experiment(ABC):
     #: resumes when they move).
     hash_exclude: ClassVar[frozenset[str]] = frozenset()
 
+    #: What the spec was read from (the file, or what built it), for the messages about the spec as a whole.
+    source: str = "campaign"
+
     def __init__(self, spec: BaseModel, *, base: Path | None = None) -> None:
         """``base`` resolves the spec's relative paths (the spec file's directory; default: the working one)."""
         self.spec: Any = spec
@@ -68,6 +75,19 @@ class Experiment(ABC):
         """The hash that tells whether a directory holds this very campaign."""
         data = self.spec_data()
         return run_id({k: v for k, v in data.items() if k not in self.hash_exclude})
+
+    @abstractmethod
+    def count_runs(self) -> int:
+        """How many runs :meth:`plan` will return (at most, where a workload may give fewer windows than asked),
+        as the product of the grid's axis lengths: nothing is prepared or expanded, so it is instant for any grid
+        (the runner refuses one above ``max_runs`` with it)."""
+
+    def check_run_count(self, max_runs: int | None = None) -> int:
+        """:meth:`count_runs`, refused in one line when above ``max_runs`` (default: the spec's ``max_runs``, else
+        :data:`~wattsched.core.spec.DEFAULT_MAX_RUNS`)."""
+        count = self.count_runs()
+        check_run_count(count, max_runs if max_runs is not None else getattr(self.spec, "max_runs", None), self.source)
+        return count
 
     @abstractmethod
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:

@@ -1,5 +1,6 @@
-"""What every campaign kind's spec shares: a strict base model, and reading and validating a spec file with
-errors that name the file and the field (one :class:`~wattsched.core.store.CampaignError` for every problem)."""
+"""What every campaign kind's spec shares: a strict base model, the bound on the runs a campaign may expand to,
+and reading and validating a spec file with errors that name the file and the field (one
+:class:`~wattsched.core.store.CampaignError` for every problem)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wattsched.core.store import CampaignError
 
@@ -19,6 +20,32 @@ class StrictModel(BaseModel):
     """A spec model: unknown fields are errors (a typo must not silently fall back to a default), values frozen."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+#: Runs a campaign may expand to unless its spec's ``max_runs`` (or ``campaign run --max-runs``) says more. A
+#: million runs is 740 times paper 000's grid (1,350) and a week of two cores at half a second a run, while a
+#: typo'd grid (``count = 1000000`` windows, a seed list of a million) is refused before it prepares anything:
+#: a grid of 10^12 runs prepared one workload per seed, 153 seeds and 880 MB in 150 s, and would never have ended.
+DEFAULT_MAX_RUNS = 1_000_000
+
+
+class BoundedSpec(StrictModel):
+    """A campaign kind's spec: strict, with ``max_runs``, the bound on the runs its grid may expand to (default
+    :data:`DEFAULT_MAX_RUNS`). The bound is a guard, not part of the experiment: it is left out of every dump
+    (the manifest, the spec's hash, run ids), so raising it changes no id and a campaign resumes without it."""
+
+    max_runs: int | None = Field(default=None, gt=0, exclude=True)
+
+
+def check_run_count(count: int, limit: int | None, source: str) -> None:
+    """Refuse, in one line naming ``source``, a grid of ``count`` runs above ``limit`` (default
+    :data:`DEFAULT_MAX_RUNS`)."""
+    limit = DEFAULT_MAX_RUNS if limit is None else limit
+    if count > limit:
+        raise CampaignError(
+            f"{source}: the grid expands to {count:,} runs, more than the limit of {limit:,}; raise it with "
+            f"max_runs = {count} (in the spec, or --max-runs on campaign run) if you mean it"
+        )
 
 
 M = TypeVar("M", bound=BaseModel)

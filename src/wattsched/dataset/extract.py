@@ -14,9 +14,18 @@ over all (node, instant) values, and the energy Σ p(t)·θ (sample-and-hold ove
 (node × instant) matrix per PSU fits ``memory_gb``. Each window is one task: scan the telemetry of that time
 range batch by batch (files and row groups outside it are skipped by their statistics), scatter it into the
 matrices, then a compiled kernel reads every job's cells in the window. A task returns only the jobs' series
-segments and partial statistics, which are merged in window order (Chan's parallel variance), so tasks can run
-one after another, on a process pool or on a Dask cluster with the same result. Peak memory is the window
-matrices (per worker) plus the output itself.
+segments, with each instant's spread of the node values (Σ (w − p/n)², two-pass over its n nodes) and per-job
+maxima; tasks can run one after another, on a process pool or on a Dask cluster with the same result. Peak memory
+is the window matrices (per worker) plus the output itself.
+
+**The same bits for any window length.** The per-node mean and variance are folded in this process, instant by
+instant in time order (Chan's pairwise update of (count, mean, M2) with each instant's n values), as the windows
+arrive in order. Every instant lies in one window and its values do not depend on the window, so the sequence of
+floating-point operations, hence every bit of ``power_mean`` and ``power_std``, is the same whatever the window
+length (``memory_gb``) or the number of workers. Before, each window folded its own instants and the windows'
+partial statistics were merged: the rounding depended on where windows began, and two memory settings differed in
+the last bits (1 against 139 windows of a 200-job synthetic machine: ``power_std`` on 101 jobs, by up to 3.4e-15
+relative).
 
 Timestamps must be on the grid (multiples of θ since the epoch) to within ``snap`` seconds (default: 1 ms, i.e.
 exact, as the reference aligns on the timestamp index); rows off the grid are counted and reported, not used.
@@ -82,16 +91,15 @@ class WindowTask:
 @dataclass(frozen=True)
 class WindowResult:
     """The window's series segments (instants ``max(first, k0) … min(last, k0 + width − 1)`` per job, back to
-    back), which of them had every node reporting, and per-job partial statistics of the node values."""
+    back), which of them had every node reporting, each such instant's spread of the node values (sum of squared
+    deviations from their mean), and per job the largest node value and the fewest nodes reporting."""
 
     k0: int
     jobs: np.ndarray
     seg_ptr: np.ndarray
     values: np.ndarray
     complete: np.ndarray
-    count: np.ndarray
-    mean: np.ndarray
-    m2: np.ndarray
+    spread: np.ndarray
     vmax: np.ndarray
     least: np.ndarray
     rows: int
@@ -126,15 +134,12 @@ def _scatter(node, seconds, values, period, tolerance, k0, width, sums, counts, 
 
 @nb.njit(cache=True, nogil=True)
 def _extract(
-    first, last, ptr, nodes, k0, width, s0, c0, s1, c1, two, seg_ptr, values, complete, count, mean, m2, vmax, least
+    first, last, ptr, nodes, k0, width, s0, c0, s1, c1, two, seg_ptr, values, complete, spread, vmax, least
 ):  # pragma: no cover - compiled
     for j in range(first.size):
         a = max(first[j], k0)
         b = min(last[j], k0 + width - 1)
         nn = ptr[j + 1] - ptr[j]
-        cnt = 0.0
-        mu = 0.0
-        sq = 0.0
         top = -np.inf
         low = nn
         for k in range(a, b + 1):
@@ -157,18 +162,43 @@ def _extract(
                 if two:
                     w += s1[n, c] / c1[n, c]
                 p += w
-                cnt += 1.0
-                d = w - mu
-                mu += d / cnt
-                sq += d * (w - mu)
                 top = max(top, w)
             values[pos] = p
             complete[pos] = True
-        count[j] = cnt
-        mean[j] = mu
-        m2[j] = sq
+            mu = p / nn
+            sq = 0.0
+            for q in range(ptr[j], ptr[j + 1]):  # second pass: the spread around the instant's exact-order mean
+                n = nodes[q]
+                w = s0[n, c] / c0[n, c]
+                if two:
+                    w += s1[n, c] / c1[n, c]
+                sq += (w - mu) * (w - mu)
+            spread[pos] = sq
         vmax[j] = top
         least[j] = low
+
+
+@nb.njit(cache=True, nogil=True)
+def _fold(jobs, seg_ptr, values, complete, spread, n_nodes, count, mean, m2):  # pragma: no cover - compiled
+    """Fold a window's complete instants into each job's (count, mean, M2), instant by instant in time order:
+    Chan's update with the instant's ``n`` node values (mean ``p / n``, M2 its spread)."""
+    for i in range(jobs.size):
+        j = jobs[i]
+        nb_ = float(n_nodes[j])
+        na = count[j]
+        mu = mean[j]
+        sq = m2[j]
+        for pos in range(seg_ptr[i], seg_ptr[i + 1]):
+            if not complete[pos]:
+                continue
+            n = na + nb_
+            d = values[pos] / nb_ - mu
+            mu += d * (nb_ / n)
+            sq += spread[pos] + d * d * (na * nb_ / n)
+            na = n
+        count[j] = na
+        mean[j] = mu
+        m2[j] = sq
 
 
 def run_window(task: WindowTask) -> WindowResult:
@@ -206,7 +236,8 @@ def run_window(task: WindowTask) -> WindowResult:
     m = task.jobs.size
     values = np.empty(seg_ptr[-1])
     complete = np.empty(seg_ptr[-1], np.bool_)
-    count, mean, m2, vmax = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    spread = np.zeros(seg_ptr[-1])
+    vmax = np.empty(m)
     least = np.empty(m, np.int64)
     _extract(
         task.first,
@@ -223,17 +254,16 @@ def run_window(task: WindowTask) -> WindowResult:
         seg_ptr,
         values,
         complete,
-        count,
-        mean,
-        m2,
+        spread,
         vmax,
         least,
     )
-    return WindowResult(task.k0, task.jobs, seg_ptr, values, complete, count, mean, m2, vmax, least, rows, off, bad)
+    return WindowResult(task.k0, task.jobs, seg_ptr, values, complete, spread, vmax, least, rows, off, bad)
 
 
 class _Accumulator:
-    """The whole output: series of every job back to back, and running statistics merged window by window."""
+    """The whole output: series of every job back to back, and running statistics folded instant by instant as
+    the windows arrive (in time order: the builder's fan-out is ordered)."""
 
     def __init__(self, first: np.ndarray, last: np.ndarray, n_nodes: np.ndarray) -> None:
         self.first = first
@@ -256,14 +286,7 @@ class _Accumulator:
         dst = np.repeat(start - r.seg_ptr[:-1], lens) + np.arange(r.seg_ptr[-1])
         self.values[dst] = r.values
         self.complete[dst] = r.complete
-        na, nb_ = self.count[g], r.count
-        n = na + nb_
-        delta = r.mean - self.mean[g]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            share = np.where(n > 0, nb_ / n, 0.0)
-            self.mean[g] = self.mean[g] + delta * share
-            self.m2[g] = self.m2[g] + r.m2 + np.where(n > 0, delta * delta * na * share, 0.0)
-        self.count[g] = n
+        _fold(g, r.seg_ptr, r.values, r.complete, r.spread, self.n_nodes, self.count, self.mean, self.m2)
         self.vmax[g] = np.maximum(self.vmax[g], r.vmax)
         self.least[g] = np.minimum(self.least[g], r.least)
 

@@ -38,7 +38,7 @@ from pydantic import AfterValidator, Field
 
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float, as_number
-from wattsched.core.spec import StrictModel, known_names
+from wattsched.core.spec import BoundedSpec, known_names
 from wattsched.core.store import CampaignLayout, atomic_parquet, run_id, write_result
 from wattsched.studies.eamc.dvfs import DVFSPlatform, eamc_p1p2
 from wattsched.studies.eamc.energy_model import AppDB, eamc_appdb
@@ -168,7 +168,7 @@ def execute_eamc_run(run: dict[str, Any], out_dir: str, data_dir: str | None) ->
     return summary
 
 
-class EAMCSpec(StrictModel):
+class EAMCSpec(BoundedSpec):
     """Paper 002's grid as a campaign; see the module docstring. ``threshold_mode`` is PriorityInc-V's threshold
     reading ([AMBIG-2.4]) and ``load`` the workload's offered load."""
 
@@ -205,6 +205,11 @@ class EAMCExperiment(Experiment):
         if d is None or self.base is None or Path(d).is_absolute():
             return d
         return str(self.base / d)
+
+    def count_runs(self) -> int:
+        """Seeds × mixes × t_weights × policies (:func:`grid_runs`)."""
+        s = self.spec
+        return len(s.seeds) * len(s.mixes) * len(s.t_weights) * len(s.policies)
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
         s = self.spec

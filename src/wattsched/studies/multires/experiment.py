@@ -35,7 +35,7 @@ from pydantic import AfterValidator, Field
 
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float
-from wattsched.core.spec import StrictModel, known_names
+from wattsched.core.spec import BoundedSpec, StrictModel, known_names
 from wattsched.core.store import RESULTS, CampaignError, CampaignLayout, atomic_parquet, run_id, write_result
 from wattsched.predict.registry import make_runtime_predictor
 from wattsched.studies.multires.cph import CPHOptions
@@ -58,7 +58,7 @@ class CPHSpec(StrictModel):
     weights: Literal["head", "2017"] = "head"
 
 
-class DispatchSpec(StrictModel):
+class DispatchSpec(BoundedSpec):
     """A dispatch experiment; see the module docstring."""
 
     kind: Literal["dispatch"]
@@ -215,8 +215,12 @@ class DispatchExperiment(Experiment):
     kind: ClassVar[str] = "dispatch"
     spec_model = DispatchSpec
     status_keys = ("dispatcher", "estimate")
-    timing_fields = ("dispatch_s", "elapsed_s", "run_s", "worker", "cp_total_s", "cp_max_s")
+    timing_fields = ("dispatch_s", "elapsed_s", "run_s", "worker", "cp_total_s", "cp_mean_s", "cp_max_s")
     spec: DispatchSpec
+
+    def count_runs(self) -> int:
+        """Instance files (directories listed, nothing read) × dispatchers × estimates."""
+        return len(instance_files(self.spec, self.base)) * len(self.spec.dispatchers) * len(self.spec.estimates)
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
         return expand_dispatch_runs(self.spec, instance_files(self.spec, self.base))

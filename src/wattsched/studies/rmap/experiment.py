@@ -35,7 +35,7 @@ import polars as pl
 from pydantic import AfterValidator, Field, field_validator
 
 from wattsched.core.experiment import Experiment, Run, no_log
-from wattsched.core.spec import StrictModel, known_names
+from wattsched.core.spec import BoundedSpec, known_names
 from wattsched.core.store import CampaignLayout, atomic_parquet, read_manifest, result_path, run_id, write_result
 from wattsched.studies.rmap.engine import simulate_rmap
 from wattsched.studies.rmap.machine import CAB_DATA, DEFAULT_CAB_DATA, JobDetails, fit_config_model, rmap_cab_details
@@ -134,7 +134,7 @@ def run_rmap_grid(
     return pl.concat(jobs), pl.concat(decisions), time.perf_counter() - t0
 
 
-class RMAPSpec(StrictModel):
+class RMAPSpec(BoundedSpec):
     """Paper 004's grid as a campaign; see the module docstring. ``details`` (a measured job details table,
     ``.parquet`` or ``.csv``) replaces the synthetic Cab data; ``arrival_scale`` is the mean inter-arrival time
     over the mean requested time ([AMBIG-4.5]; larger is sparser); users overestimate their requested time by up
@@ -243,6 +243,10 @@ class RMAPExperiment(Experiment):
     status_keys = ("trace", "bound")
     timing_fields = ("run_s", "worker")
     spec: RMAPSpec
+
+    def count_runs(self) -> int:
+        """Traces × bounds (each run is one cell with every policy)."""
+        return len(self.spec.traces) * len(self.spec.bounds)
 
     def plan(self, out: Path, log: Callable[[str], None] = no_log) -> list[Run]:
         """Draw (or read) the oracle data and fit the model once; one run per (trace, bound)."""
