@@ -136,3 +136,29 @@ def text_file(name: str, text: str | bytes) -> Callable[[Path], Path]:
         return path
 
     return write
+
+
+def check_cli(args: list[str], named: str, fragment: str) -> str:
+    """Run ``wattsched ARGS`` in-process (typer's CliRunner, under :func:`deadline`) and assert the outcome of a
+    refused input as the command line gives it: a non-zero exit, exactly one ``error:`` line, which names
+    ``named`` (a file name) and contains ``fragment`` (any case), at most :data:`MAX_MESSAGE` characters, and no
+    traceback or ``--debug`` hint (that hint marks an exception the toolkit did not expect). Returns the line."""
+    from typer.testing import CliRunner
+
+    from wattsched.cli import app
+
+    try:
+        with deadline():
+            result = CliRunner().invoke(app, args)
+    except Hang as exc:
+        raise AssertionError(f"{args}: hang: {exc}") from None
+    shown = result.stderr + result.stdout
+    assert result.exit_code != 0, f"{args}: exit 0: {shown[-500:]}"
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, f"{args}: expected one error line, got: {shown[-800:]}"
+    line = errors[0]
+    assert "Traceback" not in shown and "--debug" not in line, f"{args}: an unexpected exception: {line}"
+    assert named in line, f"{args}: the error does not name {named}: {line}"
+    assert fragment.lower() in line.lower(), f"{args}: {fragment!r} not in: {line}"
+    assert len(line) <= MAX_MESSAGE, f"{args}: {len(line)} characters: {line[:200]}..."
+    return line

@@ -16,6 +16,7 @@ import numpy as np
 
 from wattsched.campaign.runner import CampaignRun, run_experiment
 from wattsched.campaign.spec import load_spec
+from wattsched.core.atomic import atomic_figure, atomic_write
 from wattsched.core.experiment import no_log
 from wattsched.engine.simulate import simulate
 from wattsched.policies.registry import CORE_POLICIES
@@ -78,7 +79,7 @@ def run_campaign_demo(
     t0 = time.perf_counter()
     output.mkdir(parents=True, exist_ok=True)
     spec_path = output / "campaign.toml"
-    spec_path.write_text(DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
+    atomic_write(spec_path, DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
     campaign = output / "campaign"
     run = run_experiment(load_spec(spec_path), campaign, workers=workers, progress=progress, log=log)
     report = output / "report"
@@ -136,5 +137,5 @@ def plot_comparison(rows: list[DemoRow], path: Path) -> None:
     axes[2].legend(fontsize=8)
     fig.suptitle("wattsched demo: queue policies on a Lublin–Feitelson workload")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_figure(fig, path, dpi=120)
     plt.close(fig)

@@ -52,6 +52,7 @@ from pydantic import (
     model_validator,
 )
 
+from wattsched.core.structured_input import load_toml
 from wattsched.power.platform import PowerCapSchedule, PowerConfigError, load_cap_file
 
 __all__ = [
@@ -448,7 +449,7 @@ def load_config(path: Path | None, **overrides: Any) -> AdvisorConfig:
         path = Path(path)
         source = str(path)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = load_toml(path.read_text(encoding="utf-8"), path, error=AdvisorConfigError)  # <= MAX_DEPTH
         except FileNotFoundError:
             raise AdvisorConfigError(f"{path}: no such configuration file") from None
         except (OSError, UnicodeDecodeError) as exc:

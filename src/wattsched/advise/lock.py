@@ -15,7 +15,6 @@ processes of one machine; run the standby on the same machine as the active advi
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from typing import Any
 
 from wattsched.advise.loop import Sleeper, write_standby_status
 from wattsched.core.safe_files import check_folder, open_own
+from wattsched.core.structured_input import load_json
 
 __all__ = ["POLL_S", "AdvisorLock", "lock_path", "stand_by"]
 
@@ -116,7 +116,7 @@ def _active_status_of(status_file: Path, holder: int | None) -> bool:
     """Whether ``status_file`` is the status the holder writes (both advisors given the same file): the standby
     then leaves it alone, so that it keeps saying what the active advisor does."""
     try:
-        status: Any = json.loads(status_file.read_text(encoding="utf-8"))
+        status: Any = load_json(status_file.read_text(encoding="utf-8"), status_file)  # too deep: ValueError
     except (OSError, ValueError):
         return False
     return isinstance(status, dict) and status.get("role") == "active" and status.get("pid") == holder

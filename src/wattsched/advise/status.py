@@ -5,11 +5,12 @@ state. The same figures a user sees in Slurm (``squeue -O JobID,UserName,Reason,
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from wattsched.core.structured_input import load_json
 
 __all__ = ["AdvisorStatus", "StatusError", "read_status"]
 
@@ -92,8 +93,8 @@ def read_status(path: Path, *, now: float | None = None) -> AdvisorStatus:
     except OSError as exc:
         raise StatusError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = load_json(text, path)  # nested at most MAX_DEPTH (deeper: the C parser could crash the process)
+    except ValueError:
         raise StatusError(f"{path}: not an advisor status file (not JSON)") from None
     if not isinstance(data, dict) or not ({"cycle", "role"} & set(data)):
         raise StatusError(f"{path}: not an advisor status file (no cycle or role)")

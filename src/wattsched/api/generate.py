@@ -120,7 +120,7 @@ def generate_node_telemetry(
     The telemetry is streamed to disk day by day; the memory the placement needs and the disk the telemetry fills
     are checked first (a ValueError naming ``--jobs`` or ``--days``), as is every option (a ValueError)."""
     # the telemetry generator loads numba and pyarrow: imported by the call
-    from wattsched.core.store import atomic_parquet
+    from wattsched.core.atomic import atomic_folder, atomic_parquet
     from wattsched.dataset.synthetic import (
         BYTES_PER_JOB,
         DISK_BYTES_PER_SAMPLE,
@@ -154,6 +154,7 @@ def generate_node_telemetry(
         seed=seed,
     )
     out.mkdir(parents=True, exist_ok=True)
-    atomic_parquet(machine.jobs, out / "jobs.parquet")
-    rows = write_synthetic_exadata(machine, out / "telemetry")
+    with atomic_folder(out / "telemetry") as staging:  # never the days of two runs in one folder
+        rows = write_synthetic_exadata(machine, staging)
+        atomic_parquet(machine.jobs, out / "jobs.parquet")
     return GeneratedTelemetry(out / "jobs.parquet", out / "telemetry", machine.jobs.height, 2 * rows)

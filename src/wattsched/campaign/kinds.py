@@ -89,6 +89,9 @@ def load_experiment(path: str | Path) -> Experiment:
 def open_experiment(out: str | Path) -> Experiment:
     """The experiment of an existing campaign directory, from its manifest."""
     manifest = read_manifest(out)
-    cls = experiment_class(manifest.get("kind", "power"))
+    try:
+        cls = experiment_class(manifest.get("kind", "power"))
+    except CampaignError as exc:  # a kind of another version, or a damaged manifest: name the file
+        raise CampaignError(f"{out}/manifest.json: {exc}") from None
     spec = {"kind": cls.kind, **manifest["spec"]}  # a power manifest from before the field has none
     return cls(validate_spec(cls.spec_model, spec, f"{out}/manifest.json"))

@@ -34,6 +34,7 @@ from wattsched.campaign.spec import (
 )
 from wattsched.campaign.summary import campaign_summary, cost_summary, paper_summary
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
+from wattsched.core.atomic import atomic_table
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import (
@@ -205,7 +206,7 @@ class PowerExperiment(Experiment):
             "cost.csv": cost_summary(results),
         }
         for name, table in tables.items():
-            table.write_csv(dest / name)
+            atomic_table(table, dest / name)
         return [dest / name for name in tables]
 
     def summary(self, out: Path, *, aggregate: str = "mean", **options: Any) -> list[tuple[str, pl.DataFrame]]:

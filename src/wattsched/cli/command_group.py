@@ -45,9 +45,20 @@ __all__ = [
 EXPECTED_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
 
 
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic surfaced by polars or pyarrow (pyo3's ``PanicException`` derives from BaseException, so a
+    plain ``except Exception`` misses it)."""
+    return type(exc).__name__ == "PanicException"
+
+
 def describe_exception(exc: BaseException) -> str:
     """The one-line message of an uncaught exception: its text (its class name when it has none); for an
     unexpected one (a bug, not bad input) the class name and the hint to rerun with --debug."""
+    if isinstance(exc, MemoryError) or (_is_panic(exc) and "memory" in str(exc).lower()):
+        return (
+            "out of memory: the input or the run is larger than this machine can hold (a compressed input is"
+            " bounded by WATTSCHED_MAX_INPUT_GB: docs/formats.md); run with --debug for the traceback"
+        )
     text = str(exc).strip() or type(exc).__name__
     expected = isinstance(exc, EXPECTED_ERRORS) or type(exc).__module__.startswith("wattsched.")
     if expected:
@@ -119,9 +130,9 @@ class WattschedGroup(TyperGroup):
             stop = sys.exc_info()[1]
             said = isinstance(stop, KeyboardInterrupt) and str(stop)
             exit_interrupted(str(stop) if said else interrupted_line())
-        except Exception as exc:
-            if output.debug:
-                raise
+        except BaseException as exc:
+            if output.debug or not (isinstance(exc, Exception) or _is_panic(exc)):
+                raise  # SystemExit and the like go on; a Rust panic is an error like any other
             error_line(describe_exception(exc))
             raise typer.Exit(code=1) from None
         finally:

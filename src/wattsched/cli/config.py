@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from wattsched.cli.common import fail
+from wattsched.core.structured_input import TooDeepError, load_toml
 
 __all__ = ["config_callback", "config_keys"]
 
@@ -74,11 +75,13 @@ def read_config(path: Path, command: Callable[..., Any]) -> dict[str, Any]:
 
     keys = config_keys(command)
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = load_toml(Path(path).read_text(encoding="utf-8"), path)  # nested at most MAX_DEPTH
     except FileNotFoundError:
         fail(f"--config {path}: no such file")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         fail(f"--config {path}: not valid TOML: {exc}")
+    except TooDeepError as exc:
+        fail(f"--config {exc}")
     given = {str(k).replace("-", "_"): v for k, v in raw.items()}
     for k, v in given.items():  # a repeatable option takes one value or a list of them, as on the command line
         if k in keys and typing.get_origin(keys[k][1]) is list and not isinstance(v, list):

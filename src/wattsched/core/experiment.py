@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import polars as pl
 from pydantic import BaseModel
 
+from wattsched.core.atomic import atomic_table
 from wattsched.core.spec import check_run_count
 from wattsched.core.store import read_manifest, read_results, run_id
 
@@ -115,7 +116,7 @@ class Experiment(ABC):
         table as CSV."""
         dest.mkdir(parents=True, exist_ok=True)
         path = dest / "results.csv"
-        self.results(out).write_csv(path)
+        atomic_table(self.results(out), path)
         return [path]
 
     def summary(self, out: Path, **options: Any) -> list[tuple[str, pl.DataFrame]]:

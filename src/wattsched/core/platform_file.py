@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 import yaml  # PyYAML has no types: ignored in pyproject.toml ([tool.mypy] overrides)
 from pydantic import TypeAdapter, ValidationError
 
+from wattsched.core.structured_input import load_toml, load_yaml
+
 __all__ = [
     "PLATFORM_KINDS",
     "PlatformFile",
@@ -100,11 +102,11 @@ def preset_names(kind: str) -> list[str]:
 def _parse(text: str, suffix: str, source: str) -> Any:
     if suffix == ".toml":
         try:
-            return tomllib.loads(text)
+            return load_toml(text, source, error=PlatformFileError)  # nested at most MAX_DEPTH
         except tomllib.TOMLDecodeError as error:
             raise PlatformFileError(f"{source}: not valid TOML: {error}") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text, source, error=PlatformFileError)
     except yaml.YAMLError as error:
         raise PlatformFileError(f"{source}: not valid YAML: {error}") from None
 

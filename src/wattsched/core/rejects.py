@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from wattsched.core.atomic import atomic_table
 from wattsched.core.record_units import record_unit, register_record_unit
 from wattsched.core.schema import WorkloadError
 
@@ -112,8 +113,4 @@ def write_rejects(rejects: pl.DataFrame, path: str | Path) -> Path:
     """Write the rejects table as Parquet or CSV (by ``path``'s ending), creating the folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.name.lower().endswith(".csv"):
-        rejects.write_csv(path)
-    else:
-        rejects.write_parquet(path)
-    return path
+    return atomic_table(rejects, path)  # CSV or Parquet by the name

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wattsched.core.store import CampaignError
+from wattsched.core.structured_input import load_json, load_toml, load_yaml
 
 
 class StrictModel(BaseModel):
@@ -75,12 +76,12 @@ def read_spec_file(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise CampaignError(f"{path}: not UTF-8 text (byte {exc.start}): not a campaign file") from exc
     try:
-        if path.suffix == ".toml":
-            return tomllib.loads(text)
+        if path.suffix == ".toml":  # each nested at most core.structured_input.MAX_DEPTH
+            return load_toml(text, path, error=CampaignError)
         if path.suffix in (".yaml", ".yml"):
-            return yaml.safe_load(text)
+            return load_yaml(text, path, error=CampaignError)
         if path.suffix == ".json":
-            return json.loads(text)
+            return load_json(text, path, error=CampaignError)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
         kind = "YAML" if path.suffix in (".yaml", ".yml") else path.suffix[1:].upper()
         raise CampaignError(f"{path}: not valid {kind}: {exc}") from exc

@@ -20,17 +20,33 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import polars as pl
 
+from wattsched.core.atomic import (  # the one safe way to write a file: defined there, named here too
+    atomic_file as atomic_file,
+)
+from wattsched.core.atomic import (
+    atomic_parquet as atomic_parquet,
+)
+from wattsched.core.atomic import (
+    atomic_path as atomic_path,
+)
+from wattsched.core.atomic import (
+    atomic_table as atomic_table,
+)
+from wattsched.core.atomic import (
+    atomic_write as atomic_write,
+)
+from wattsched.core.atomic import (
+    atomic_write_bytes as atomic_write_bytes,
+)
 from wattsched.core.errors import CampaignError as CampaignError  # defined there, named here too
 from wattsched.core.output_folders import is_temporary
+from wattsched.core.structured_input import load_json
 
 MANIFEST = "manifest.json"
 RESULTS = "results"
@@ -90,119 +106,6 @@ def run_id(params: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-# ------------------------------------------------------------------------------------------------ atomic writes
-#
-# A writer may run as root in a folder others can write to (the advisor's status file in /tmp, a report folder):
-# every temporary is a new file with an unpredictable name, created by ``mkstemp`` (O_CREAT|O_EXCL|O_NOFOLLOW), so
-# a file or symlink planted at a name it could guess is never opened; the rename then replaces whatever is at the
-# target, a planted symlink included, and never writes through it.
-
-
-def _file_mode() -> int:
-    """The mode a plain ``open`` would give a new file (0o666 less the umask; ``mkstemp`` makes 0600). The umask is
-    read from /proc where it can be: setting it to read it would change it for every thread meanwhile."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _temporary(path: Path, keep_suffix: bool) -> tuple[int, Path]:
-    """A new temporary file beside ``path`` and its open descriptor: ``.NAME.RANDOM.PID.tmp`` (``.STEM.RANDOM.PID
-    .tmp.SUFFIX`` with ``keep_suffix``). The pid lets the lock holder tell a killed writer's leftovers
-    (:func:`wattsched.core.output_folders.clean_temporaries`); the random part makes the name impossible to plant."""
-    stem, tail = (path.stem, path.suffix) if keep_suffix else (path.name, "")
-    fd, name = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".{os.getpid()}.tmp{tail}", dir=path.parent)
-    return fd, Path(name)
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (some file systems cannot sync a folder: nothing more to do there)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-@contextlib.contextmanager
-def atomic_path(path: Path, *, keep_suffix: bool = False) -> Iterator[Path]:
-    """A new temporary file next to ``path`` (see :func:`_temporary`), renamed to ``path`` when the block ends
-    without error and removed otherwise; for writers that open a path themselves (Parquet, a dataset build).
-    ``keep_suffix`` ends its name with ``path``'s suffix, for writers that choose a format by suffix. Writers that
-    can write to an open file should use :func:`atomic_file`, which never opens a name at all."""
-    path = Path(path)
-    fd, tmp = _temporary(path, keep_suffix)
-    os.close(fd)
-    try:
-        yield tmp
-        fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # the writer's file, not a planted link
-        try:
-            os.fchmod(fd, _file_mode())
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
-@contextlib.contextmanager
-def atomic_file(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
-    """``path`` written through an open file: a new temporary (:func:`_temporary`) written, given the usual mode,
-    synced and renamed over ``path`` when the block ends without error (removed otherwise), so ``path`` holds
-    either all of the new content or its former state."""
-    path = Path(path)
-    fd, tmp = _temporary(path, keep_suffix=False)
-    try:
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
-            yield f
-            f.flush()
-            os.fchmod(f.fileno(), _file_mode())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    _sync_folder(path.parent)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` either holds all of it or does not exist (crash-safe, synced to disk)."""
-    with atomic_file(path) as f:
-        f.write(text)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` so that ``path`` either holds all of it or its former content (crash-safe, synced)."""
-    with atomic_file(path, binary=True) as f:
-        f.write(data)
-
-
-def atomic_table(frame: pl.DataFrame, path: Path) -> Path:
-    """``frame`` as CSV (``.csv``) or Parquet (any other name) at ``path``, through a renamed temporary; makes
-    the parent folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.name.lower().endswith(".csv"):
-        with atomic_file(path, binary=True) as f:
-            frame.write_csv(f)
-    else:
-        atomic_parquet(frame, path)
-    return path
-
-
-def atomic_parquet(frame: pl.DataFrame, path: Path) -> None:
-    """Write ``frame`` as Parquet so that ``path`` either holds all of it or does not exist."""
-    with atomic_path(path, keep_suffix=True) as tmp:
-        frame.write_parquet(tmp)
-
-
 # ------------------------------------------------------------------------------------------------ the store
 
 
@@ -217,9 +120,9 @@ def write_result(out: Path, row: dict[str, Any]) -> None:
 
 
 def done_ids(out: Path, *, clean: bool = False) -> set[str]:
-    """Ids of the runs whose result file exists (and parses). With ``clean`` (the runner, before it starts runs),
-    the temporary files of killed runs are removed; without it nothing is touched, so that a status query while a
-    campaign runs cannot remove a file a worker is writing."""
+    """Ids of the runs whose result file exists and is whole (:func:`read_result`). With ``clean`` (the runner,
+    before it starts runs), the temporary files of killed runs and damaged result files are removed; without it
+    nothing is touched, so that a status query while a campaign runs cannot remove a file a worker is writing."""
     results = Path(out) / RESULTS
     ids: set[str] = set()
     if not results.exists():
@@ -231,24 +134,93 @@ def done_ids(out: Path, *, clean: bool = False) -> set[str]:
                     path.unlink()
             continue
         if path.suffix == ".json":
-            try:
-                json.loads(path.read_text())
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                if clean:  # cannot happen with atomic writes; a hand-damaged file is redone
+            if read_result(path) is not None:
+                ids.add(path.stem)
+            elif clean:  # cannot happen with atomic writes; a hand-damaged file is redone
+                with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-                continue
-            except FileNotFoundError:
-                continue
-            ids.add(path.stem)
     return ids
 
 
+#: What a damaged store file means, said after why it cannot be read.
+_NOT_OURS = "it is not a campaign folder of this version or it was damaged"
+
+
+def read_store_json(path: Path, what: str = "") -> Any:
+    """The JSON value of a file of the campaign store, or one :class:`CampaignError` line naming the file and
+    why (missing, unreadable, not UTF-8, not JSON with the line and column, nested deeper than
+    :data:`~wattsched.core.structured_input.MAX_DEPTH`), ending with what that means for the folder. ``what``
+    names the file's role (e.g. "the campaign's manifest") in the message."""
+    role = f" ({what})" if what else ""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CampaignError(f"{path}{role} does not exist; {_NOT_OURS}") from None
+    except OSError as exc:
+        raise CampaignError(f"{path}{role} cannot be read ({exc.strerror or exc})") from None
+    try:
+        return load_json(data.decode("utf-8"), path, error=lambda m: CampaignError(f"{m}; {_NOT_OURS}"))
+    except UnicodeDecodeError as exc:
+        raise CampaignError(f"{path}{role} is not UTF-8 text (byte {exc.start}); {_NOT_OURS}") from None
+    except json.JSONDecodeError as exc:
+        raise CampaignError(
+            f"{path}{role} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; {_NOT_OURS}"
+        ) from None
+
+
+def read_result(path: Path) -> dict[str, Any] | None:
+    """A run's result row from its file ``results/<id>.json``, or None when the run is not done: the file is
+    missing or damaged (not JSON, not an object, or another run's ``id``), which the runner redoes (the store's
+    rule: a result file exists whole or the run did not finish). Never an exception for a damaged file: every
+    reader of results (status, results, a kind's own tables) must agree on which runs are done."""
+    try:
+        row = read_store_json(path)
+    except CampaignError:
+        return None
+    if not isinstance(row, dict) or row.get("id", path.stem) != path.stem:
+        return None
+    return row
+
+
 def read_manifest(out: str | Path) -> dict[str, Any]:
-    """The manifest of the campaign directory ``out``; a :class:`CampaignError` when it is not one."""
+    """The manifest of the campaign directory ``out``, checked: an object with a ``spec`` object and a ``runs``
+    list of objects with a text ``id`` (``kind`` and ``spec_hash``, when there, text). Anything else is one
+    :class:`CampaignError` line naming the file and what is wrong, not a ``KeyError`` or ``AttributeError`` in
+    whichever command reads it first."""
     path = Path(out) / MANIFEST
     if not path.exists():
         raise CampaignError(f"{out} is not a campaign directory (no {MANIFEST})")
-    return json.loads(path.read_text())
+    manifest = read_store_json(path, "the campaign's manifest")
+    problem = _manifest_problem(manifest)
+    if problem is not None:
+        raise CampaignError(f"{path}: {problem}; {_NOT_OURS}")
+    return manifest
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type (what a user sees in the file)."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _manifest_problem(manifest: Any) -> str | None:
+    """What is wrong with a parsed manifest, or None."""
+    if not isinstance(manifest, dict):
+        return f"it holds {_json_type(manifest)}, not an object"
+    for key, kind in (("spec", dict), ("runs", list)):
+        if key not in manifest:
+            return f"key {key!r} is missing"
+        if not isinstance(manifest[key], kind):
+            return f"key {key!r} is {_json_type(manifest[key])}, not {_json_type(kind())}"
+    for key in ("kind", "spec_hash"):
+        if key in manifest and not isinstance(manifest[key], str):
+            return f"key {key!r} is {_json_type(manifest[key])}, not a string"
+    for k, run in enumerate(manifest["runs"]):
+        if not isinstance(run, dict):
+            return f"runs[{k}] is {_json_type(run)}, not an object"
+        if not isinstance(run.get("id"), str):
+            return f"runs[{k}] has no text 'id'"
+    return None
 
 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
@@ -259,11 +231,10 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 def read_results(out: Path, runs: list[dict[str, Any]]) -> pl.DataFrame:
     """The result rows of the finished runs among ``runs``, in their order, as one table (empty when none).
-    Each result file is read once: a missing or unparsable one is a run not done (as in :func:`done_ids`)."""
+    Each result file is read once: a missing or damaged one is a run not done (:func:`read_result`)."""
     rows = []
     for run in runs:
-        try:
-            rows.append(json.loads(result_path(out, run["id"]).read_text()))
-        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-            continue
+        row = read_result(result_path(out, run["id"]))
+        if row is not None:
+            rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()

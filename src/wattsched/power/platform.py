@@ -324,6 +324,25 @@ class PowerCapSchedule:
         return tuple(t for t, a, b in zip(self.times[1:], self.caps[:-1], self.caps[1:], strict=True) if a != b)
 
 
+def _cap_file_text(path: Path) -> str:
+    """A cap file's text: UTF-8 (a BOM allowed), else Latin-1, which decodes any byte. Its values are ASCII in
+    every 8-bit encoding a user's editor may save in (Latin-1, Windows-1252), so only a comment can hold another
+    byte, and a comment is not read: a file with "# été" saved as Latin-1 works, as its author expects, while a
+    stray byte in a value is still refused with its line (non-numeric field). A NUL byte means UTF-16 or a binary
+    file, which no fallback reads right: one line naming the file and the offset."""
+    data = path.read_bytes()
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise PowerConfigError(
+            f"{path}: not a text cap file (a NUL byte at byte {nul}: UTF-16 or binary?); save it as UTF-8 text, one"
+            " 'time_offset_s;power_cap_W' a line"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def load_cap_file(
     path: str | Path,
     *,
@@ -335,10 +354,11 @@ def load_cap_file(
 
     Offsets count from the simulation origin and must strictly increase. Before the first offset the cap is
     ``before_first`` (default: none; the Eurora files start at 100 s). Blank lines and ``#`` comments are skipped.
+    The text is UTF-8, else read as Latin-1 (:func:`_cap_file_text`).
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = _cap_file_text(path).splitlines()
     except OSError as error:
         raise PowerConfigError(f"{path}: cannot read cap file: {error}") from None
     times: list[float] = []

@@ -46,7 +46,8 @@ def sigma_scaling_of(value: str) -> SigmaScaling:
 @dataclass(frozen=True)
 class PowerSetup:
     """What a power-aware run needs. ``window_end`` is where the P0 metrics' window ends (default: the cap's
-    first change, else the run's end). The ``naive`` check always uses the naive source.
+    first change, else the run's end). The ``naive`` check always uses the naive source. ``platform_source``: the
+    preset or file the platform came from, for messages (empty: the platform's name is said instead).
 
     Checked at construction, so that a bad value fails before a simulation starts: ``source`` is one of
     :data:`POWER_SOURCES`, ``sigma_scaling`` one of :data:`SIGMA_SCALINGS`, ``sample_period`` positive."""
@@ -59,6 +60,7 @@ class PowerSetup:
     sample_period: float = 20.0
     subtract_idle: bool = True  # [AMBIG-0.3]: dynamic estimates nodes·(x̂ − idle); False = the paper's literal nodes·x̂
     sigma_scaling: SigmaScaling = "nodes"  # see SIGMA_SCALINGS
+    platform_source: str = ""
 
     def __post_init__(self) -> None:
         if self.source not in POWER_SOURCES:
@@ -124,6 +126,31 @@ def never_fit(jobs: pl.DataFrame, setup: PowerSetup) -> np.ndarray:
     top = max(caps)
     m, mx, s = (jobs[c].to_numpy() for c in ESTIMATE_COLUMNS)
     return setup.check.rule.never_fits(m, mx, s, top)
+
+
+def why_no_job_fits(jobs: pl.DataFrame, setup: PowerSetup, source: str) -> str:
+    """The one line saying why none of ``jobs`` (with estimates, ``source``'s) could ever start under ``setup``,
+    when :func:`never_fit` holds for every one. Two causes, told apart because their fixes differ: the platform's
+    dynamic range is itself below every job's estimate (even a cap of the whole range fails them: its watts are
+    wrong, e.g. max_node_watts equal to idle_watts but for 10^-9 W), named by its file; or the cap is too low for
+    these jobs (raise it)."""
+    platform = setup.platform
+    caps = [np.inf if c is None else float(c) for c in setup.cap.caps] if setup.cap is not None else [np.inf]
+    m, mx, s = (jobs[c].to_numpy() for c in ESTIMATE_COLUMNS)
+    check = setup.check.name
+    if setup.check.rule.never_fits(m, mx, s, platform.dynamic_range).all():
+        where = setup.platform_source or f"platform {platform.name!r}"
+        per_node = platform.max_node_watts - platform.idle_watts
+        return (
+            f"{where}: the platform's dynamic range is too small: {platform.dynamic_range:.3g} W (max_node_watts −"
+            f" idle_watts = {per_node:.3g} W a node), below the estimated power of each of the {jobs.height:,} jobs"
+            f" of {source} under the {check} check, so none could ever start, even capped at the whole range; check"
+            " the platform's watts"
+        )
+    return (
+        f"{source}: none of its {jobs.height:,} jobs could ever start: each one's estimated power alone fails the"
+        f" {check} check under the highest cap ({max(caps):.3g} W); raise the cap"
+    )
 
 
 def reject_never_fitting(

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.atomic import atomic_figure
+
 #: Job classes by true runtime (paper 001: short < 1 h, long > 12 h).
 RUNTIME_CLASSES = (("short", 0.0, 3600.0), ("medium", 3600.0, 43200.0), ("long", 43200.0, np.inf))
 
@@ -146,6 +148,6 @@ def boxplot_per_user(
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    atomic_figure(fig, path, dpi=120)
     plt.close(fig)
     return path

@@ -4,7 +4,6 @@ baseline, and predicted against true values.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from wattsched.core.store import CampaignError, CampaignLayout
+from wattsched.core.store import CampaignError, CampaignLayout, read_store_json
 from wattsched.plots.style import (
     save_figure,
 )
@@ -145,6 +144,8 @@ def prediction_files(campaign_dir: str | Path) -> dict[str, tuple[pl.DataFrame, 
         if path.name.startswith("."):
             continue
         report_path = path.with_suffix(".json")
-        report = json.loads(report_path.read_text()) if report_path.exists() else {}
+        report = read_store_json(report_path, "a prediction report") if report_path.exists() else {}
+        if not isinstance(report, dict):
+            raise CampaignError(f"{report_path}: a prediction report is a JSON object; this one is not (damaged?)")
         out[path.stem] = (pl.read_parquet(path), report)
     return out

@@ -15,6 +15,7 @@ import polars as pl
 from jinja2 import Environment, PackageLoader
 
 from wattsched.core.store import atomic_write
+from wattsched.core.structured_input import load_json
 from wattsched.plots.run import RunData, clock_origin, parse_instant, run_figure
 from wattsched.plots.style import save_figure
 
@@ -39,9 +40,9 @@ def read_run(run_dir: str | Path) -> RunData:
     if not summary_path.is_file():
         raise ValueError(f"{path}: not a simulate output folder (no summary.json)")
     try:
-        summary = json.loads(summary_path.read_text())
+        summary = load_json(summary_path.read_text(), summary_path)  # nested at most MAX_DEPTH
         summary["run"]["machine_size"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ValueError(f"{summary_path}: not a simulate summary ({type(exc).__name__}: {exc})") from None
     jobs = _read_table(path, "jobs")
     if jobs is None:

@@ -11,6 +11,8 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from wattsched.core.atomic import atomic_figure
+
 __all__ = ["plot_workload_stats"]
 
 
@@ -49,5 +51,5 @@ def plot_workload_stats(stats: dict[str, Any], jobs: pl.DataFrame, path: str | P
     )
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=130)
+    atomic_figure(fig, out, dpi=130)
     return out

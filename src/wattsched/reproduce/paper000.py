@@ -39,6 +39,7 @@ from wattsched.campaign.spec import (
     workload_variants,
 )
 from wattsched.campaign.workloads import load_workload_spec
+from wattsched.core.atomic import atomic_write
 from wattsched.core.executors import map_tasks
 from wattsched.core.store import MANIFEST, CampaignLayout, write_manifest
 from wattsched.engine.windows import WindowSpec, cut_windows
@@ -240,7 +241,7 @@ def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFra
     specs, dirs, datas = {}, {}, {}
     for experiment, filename in (("estimators", "campaign.toml"), ("policies", "campaign-policies.toml")):
         data = campaign_data(setting, ctx.seeds, experiment)
-        (ctx.out / filename).write_text(toml_text(data))
+        atomic_write(ctx.out / filename, toml_text(data))
         specs[experiment] = parse_spec(data, filename)
         dirs[experiment] = ctx.out / f"campaign-{experiment}"
         datas[experiment] = data

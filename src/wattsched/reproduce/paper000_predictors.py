@@ -11,7 +11,6 @@ that a 0.5% difference decides. Each user's MAE per method and metric is kept fo
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import polars as pl
 from wattsched.campaign.spec import parse_spec, workload_variants
 from wattsched.campaign.workloads import load_workload_spec
 from wattsched.core.executors import map_tasks
-from wattsched.core.store import CampaignLayout
+from wattsched.core.store import CampaignLayout, read_store_json
 from wattsched.power.platform import load_platform
 from wattsched.predict.evaluate import per_user_mae
 from wattsched.predict.power_history import HistoryConfig
@@ -71,7 +70,7 @@ def prediction_claims(ctx: Any, setting: Any, spec: Any, campaign_dir: Path) -> 
     history: dict[int, list[float]] = {}
     rows: list[dict[str, Any]] = []
     for _, seed, name in workload_variants(spec):
-        report = json.loads(CampaignLayout(campaign_dir).prediction(name, "json").read_text())
+        report = read_store_json(CampaignLayout(campaign_dir).prediction(name, "json"), "a prediction report")
         history[seed] = [report["metrics"][k]["per_user_mae"]["median"] for k in METRICS]
         maes = user_maes(pl.read_parquet(CampaignLayout(campaign_dir).prediction(name)))
         rows += [{"seed": seed, "method": "history", "metric": k, "mae": v} for k, vs in maes.items() for v in vs]

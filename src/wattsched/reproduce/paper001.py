@@ -41,7 +41,6 @@ increase is a strict one of the mean.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -52,7 +51,7 @@ import polars as pl
 
 from wattsched.campaign.runner import run_experiment
 from wattsched.core.schema import sort_queue_order
-from wattsched.core.store import MANIFEST
+from wattsched.core.store import MANIFEST, read_manifest
 from wattsched.predict.runtime import predict_runtime
 from wattsched.reproduce.paper001_claims import (
     COMPARABLE,
@@ -201,7 +200,7 @@ def run_campaign(
     )
     out = ctx.out / "campaign"
     manifest = out / MANIFEST
-    if manifest.exists() and json.loads(manifest.read_text()).get("spec") != spec.model_dump():
+    if manifest.exists() and read_manifest(out).get("spec") != spec.model_dump():  # damaged: one line naming it
         shutil.rmtree(out)  # an earlier reproduction with other instances or settings: start afresh
     total = len(files) * len(DISPATCHERS) * len(ESTIMATES)
     ctx.step(

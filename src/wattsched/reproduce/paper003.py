@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from wattsched.core.atomic import atomic_figure
 from wattsched.core.scalars import as_number
 from wattsched.dataset.build import build_dataset
 from wattsched.dataset.synthetic import Machine, place_jobs, power_chunks, write_synthetic_exadata
@@ -378,7 +379,7 @@ def _figure_fidelity(out: Path, runs: list[dict[str, Any]]) -> Path:
     right.legend(frameon=False, loc="upper left", fontsize=8)
     fig.suptitle(f"PM100 method on synthetic telemetry: {recovered.size:,} kept jobs over {len(runs)} seeds")
     path = out / "fidelity.png"
-    fig.savefig(path, dpi=150)
+    atomic_figure(fig, path, dpi=150)
     return path
 
 
@@ -409,5 +410,5 @@ def _figure_outcomes(out: Path, synth: pl.DataFrame) -> Path:
     each = f"{jobs[0]:,}" if jobs.n_unique() == 1 else f"{as_number(jobs.min()):,}–{as_number(jobs.max()):,}"
     ax.set_title(f"Where each input job ends ({each} jobs per seed)")
     path = out / "outcomes.png"
-    fig.savefig(path, dpi=150)
+    atomic_figure(fig, path, dpi=150)
     return path

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from wattsched.core.atomic import atomic_figure
 from wattsched.reproduce.claims import Spread
 from wattsched.reproduce.paper004_mechanism import A0, A10, A20, A30, N, T
 from wattsched.studies.rmap.experiment import BOUNDS
@@ -89,6 +90,6 @@ def write_table4_figure(readings: Mapping[str, Mapping[str, Spread]], out_dir: P
     ax.grid(axis="x", alpha=0.3)
     fig.legend(fontsize=8, loc="outside lower center", ncols=len(series))
     paths = [out_dir / "table4_seconds.png", out_dir / "table4_seconds.svg"]
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
+    atomic_figure(fig, paths[0], dpi=130)
+    atomic_figure(fig, paths[1])
     return paths

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from wattsched.core.atomic import atomic_files
 from wattsched.core.scalars import as_float
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, sort_queue_order
-from wattsched.core.store import atomic_table, atomic_write
-from wattsched.engine.simulate import OnlineEstimates, SimulationResult, simulate
+from wattsched.engine.simulate import OnlineEstimates, SimulationError, SimulationResult, simulate
 from wattsched.engine.windows import cut_one_window, prestate_mode
 from wattsched.metrics import add_job_metrics, summarise, system_timeline
 from wattsched.metrics.allocation import evalys_jobs
@@ -209,15 +209,21 @@ def run_policy(
     for note in policy_power_notes(policy, power, online_power):
         warnings.warn(note, IgnoredOptionWarning, stacklevel=2)
     policy = resolve_policy(policy)  # the CLI's spellings: a name in any case, FILE.py:Class, module:Class
+    if read.jobs.is_empty():  # said here, where the file is known (the engine's own error cannot name it)
+        rejected = read.rejects.height
+        why = f"all {rejected:,} of its records were rejected" if rejected else "it holds no job record"
+        raise WorkloadError(f"{read.provenance.source}: no jobs to simulate: {why}")
     jobs = read.jobs
     rejects = read.rejects
     power_kw: dict[str, Any] = {}
     if power is not None:
-        from wattsched.power.run import ESTIMATE_COLUMNS, reject_never_fitting, with_estimates
+        from wattsched.power.run import ESTIMATE_COLUMNS, reject_never_fitting, why_no_job_fits, with_estimates
 
         if online_power is None:
-            jobs = with_estimates(jobs, power)
-            jobs, rejects = reject_never_fitting(jobs, rejects, power, read.provenance.source)
+            estimated = with_estimates(jobs, power)
+            jobs, rejects = reject_never_fitting(estimated, rejects, power, read.provenance.source)
+            if jobs.is_empty():  # every job rejected: a run of nothing would only say "no jobs"
+                raise SimulationError(why_no_job_fits(estimated, power, read.provenance.source))
         period = read.provenance.header.get("sample_period")
         if period:
             power = dataclasses.replace(power, sample_period=float(period))
@@ -358,9 +364,10 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
     ``rejects.<fmt>``, ``summary.json`` and ``provenance.json`` into ``output``. ``fmt="evalys"`` writes CSV
     tables with ``jobs.csv`` in the evalys / Batsim layout (``metrics.allocation.evalys_jobs``).
 
-    Each file is written through a renamed temporary (a kill leaves the former file, never half a file), and the
-    files an earlier run left in ``output`` that this one does not write (its ``power`` table, the other
-    format's tables, its report) are removed, so the folder never mixes two runs."""
+    The files are written as one (``core.atomic.atomic_files``: a kill or a full disk leaves the former run's
+    files, never half a file nor half of each run), and then the files an earlier run left in ``output`` that
+    this one does not write (its ``power`` table, the other format's tables, its report) are removed, so the
+    folder never mixes two runs."""
     if fmt not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {OUTPUT_FORMATS}")
     evalys = fmt == "evalys"
@@ -383,10 +390,11 @@ def write_run(run: RunOutput, output: str | Path, fmt: str = "parquet") -> dict[
     if run.power is not None:
         paths["power"] = out / f"power.{fmt}"
         tables["power"] = run.power
-    for name, frame in tables.items():
-        atomic_table(frame, paths[name])  # CSV or Parquet by the name, through a renamed temporary
-    atomic_write(paths["summary"], json.dumps(run.summary, indent=2, default=_json_default) + "\n")
-    atomic_write(paths["provenance"], run.provenance.to_json() + "\n")
+    with atomic_files() as files:  # all renamed together once all are complete: a full disk leaves the former run
+        for name, frame in tables.items():
+            files.table(frame, paths[name])  # CSV or Parquet by the name
+        files.text(paths["summary"], json.dumps(run.summary, indent=2, default=_json_default) + "\n")
+        files.text(paths["provenance"], run.provenance.to_json() + "\n")
     written = set(paths.values())
     for stale in RUN_FILES:
         if out / stale not in written:

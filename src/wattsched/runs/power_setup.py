@@ -94,6 +94,7 @@ def power_setup(
         window,
         subtract_idle=subtract_idle,
         sigma_scaling=sigma_scaling_of(sigma_scaling),
+        platform_source=str(platform) if isinstance(platform, str | Path) else "",  # named in messages
     )
 
 

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wattsched.core.structured_input import load_json
+
 #: The testbed's Slurm cluster name (also the remote license server: the license is then ``power@testbed``).
 CLUSTER = "testbed"
 
@@ -83,7 +85,7 @@ class TestbedState:
         """The state of the testbed under ``base``, or None when there is none (or it is unreadable)."""
         path = base / STATE_FILE
         try:
-            raw: dict[str, Any] = json.loads(path.read_text())
+            raw: dict[str, Any] = load_json(path.read_text(), path)  # too deep: a ValueError, unreadable
             return cls(**raw)
         except (OSError, ValueError, TypeError):
             return None

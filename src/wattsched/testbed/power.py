@@ -23,6 +23,7 @@ from typing import Any
 
 import hostlist
 
+from wattsched.core.structured_input import load_json
 from wattsched.testbed.config import TestbedState
 
 #: Watts above idle per node for a job whose comment has no ``testpower=``.
@@ -95,7 +96,7 @@ def run(base: Path) -> None:
             try:
                 done = subprocess.run(["squeue", "--json"], capture_output=True, text=True, env=env, timeout=10)
                 if done.returncode == 0:
-                    answer = json.loads(done.stdout)
+                    answer = load_json(done.stdout, "squeue --json")  # too deep: a ValueError
                     jobs, starts = running_jobs(answer), start_times(answer)
                 else:
                     print(f"squeue --json failed: {done.stderr.strip()}", file=sys.stderr, flush=True)
@@ -131,7 +132,7 @@ def read_power_log(path: Path) -> list[dict[str, Any]]:
     rows = []
     for line in path.read_text().splitlines():
         try:
-            rows.append(json.loads(line))
+            rows.append(load_json(line, path))  # too deep: a ValueError, left out as a cut line
         except ValueError:
             continue
     return rows

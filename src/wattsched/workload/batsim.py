@@ -19,7 +19,6 @@ negative ``subtime`` (Batsim's times start at 0); ``line`` of a reject is the jo
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from wattsched.core.bounded_input import read_input_bytes
 from wattsched.core.schema import (
     Provenance,
     ReadResult,
@@ -37,6 +37,7 @@ from wattsched.core.schema import (
     sort_queue_order,
 )
 from wattsched.core.store import atomic_write
+from wattsched.core.structured_input import load_json
 
 #: Optional columns carried as extra job fields (when present and not null).
 EXTRA_FIELDS = ("user_id", "power_mean", "power_max", "power_std")
@@ -260,7 +261,7 @@ def _load_json(path: Path) -> Any:
     if not path.exists():
         raise WorkloadError(f"{path}: file does not exist")
     try:
-        raw = path.read_bytes()
-        return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+        # gunzipped within the limit of core.bounded_input; nested at most core.structured_input.MAX_DEPTH
+        return load_json(read_input_bytes(path), path, error=WorkloadError)
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WorkloadError(f"{path}: not readable JSON: {exc}") from exc

@@ -27,6 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from wattsched.core.schema import WorkloadError
+from wattsched.core.structured_input import load_toml
 
 __all__ = ["ColumnMap", "apply_columns", "describe_columns", "parse_columns"]
 
@@ -77,7 +78,7 @@ def _from_file(path: Path, option: str) -> ColumnMap:
     if not path.exists():
         raise WorkloadError(f"{option}: {path} does not exist (give target=source pairs or a TOML file)")
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = load_toml(path.read_text(), path, error=WorkloadError)  # nested at most MAX_DEPTH
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise WorkloadError(f"{path}: not a readable TOML column mapping: {exc}") from exc
     table = doc.get("columns", doc)

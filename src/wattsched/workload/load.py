@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wattsched.core.bounded_input import read_input_bytes
 from wattsched.core.rejects import AllRejectedError
 from wattsched.core.schema import ReadResult, WorkloadError
+from wattsched.core.structured_input import load_json
 from wattsched.workload.batsim import is_batsim_doc
 from wattsched.workload.columns import parse_columns
 from wattsched.workload.formats import FORMATS, ReadOptions, WorkloadFormat, supported_suffixes
@@ -120,8 +122,8 @@ def detect_json(path: Path, head: str | None = None) -> tuple[str, Any]:
     if batsim != sacct:
         return ("batsim" if batsim else "sacct"), None
     try:
-        raw = path.read_bytes()
-        doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+        # gunzipped within the limit of core.bounded_input; nested at most core.structured_input.MAX_DEPTH
+        doc = load_json(read_input_bytes(path), path, error=WorkloadError)
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WorkloadError(f"{path}: not readable JSON: {exc}") from exc
     if is_batsim_doc(doc):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wattsched.core.bounded_input import is_gzip, read_input_bytes
 from wattsched.core.schema import (
     COLUMN_ALIASES,
     OPTIONAL_COLUMNS,
@@ -43,6 +43,7 @@ from wattsched.core.schema import (
     time_role,
 )
 from wattsched.core.store import atomic_path, atomic_write_bytes
+from wattsched.core.structured_input import load_json
 from wattsched.workload.columns import ColumnMap, apply_columns, describe_columns
 from wattsched.workload.swf import SWF_EXTRA_COLUMNS
 
@@ -218,11 +219,16 @@ def _read_frame(path: Path, kind: str) -> tuple[pl.DataFrame, dict[bytes, bytes]
             return pl.read_parquet(path), dict(meta)
         except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
             raise WorkloadError(f"{path}: cannot read Parquet: {shorten(exc, 200)}") from exc
+    # a .csv.gz is gunzipped here, within core.bounded_input's limit: polars' own decompression has none (a
+    # 1 MB bomb ended in a Rust panic under a memory cap)
+    source: Path | io.BytesIO = io.BytesIO(read_input_bytes(path)) if is_gzip(path) else path
     try:
-        names = pl.read_csv(path, n_rows=0).columns
+        names = pl.read_csv(source, n_rows=0).columns
         _duplicated_columns(path, names)
         overrides = {c: pl.Utf8 for c in names if c in _KNOWN or c in COLUMN_ALIASES}
-        frame = pl.read_csv(path, schema_overrides=overrides, infer_schema_length=None)
+        if isinstance(source, io.BytesIO):
+            source.seek(0)
+        frame = pl.read_csv(source, schema_overrides=overrides, infer_schema_length=None)
     except pl.exceptions.NoDataError as exc:
         raise WorkloadError(f"{path}: file is empty") from exc
     except (OSError, pl.exceptions.PolarsError) as exc:
@@ -331,7 +337,7 @@ def _stored_provenance(meta: dict[bytes, bytes]) -> Provenance | None:
     if not blob:
         return None
     try:
-        data = json.loads(blob)
+        data = load_json(blob, METADATA_PROVENANCE)  # too deep: a ValueError, ignored as any bad blob
         fields = set(Provenance.__dataclass_fields__)
         return Provenance(**{k: v for k, v in data.items() if k in fields})
     except (ValueError, TypeError):

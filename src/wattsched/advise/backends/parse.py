@@ -11,7 +11,6 @@ testbed keeps the true power there).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -25,6 +24,7 @@ from wattsched.advise.records import (
     QueuedJob,
     SlurmAnswerError,
 )
+from wattsched.core.structured_input import load_json as load_guarded_json
 from wattsched.dataset.hostlist import expand_hostlist
 from wattsched.workload.sacct.json import json_number as _number
 from wattsched.workload.sacct.json import json_tres as _json_tres
@@ -44,7 +44,7 @@ def load_json(text: str | bytes, source: str) -> dict[str, Any]:
     """The JSON object of an answer; not JSON, truncated, not an object, or a non-empty ``errors`` list is a
     :class:`SlurmAnswerError` naming ``source``."""
     try:
-        doc = json.loads(text)
+        doc = load_guarded_json(text, source)  # nested at most MAX_DEPTH, else a ValueError as for bad JSON
     except (ValueError, UnicodeDecodeError) as exc:
         shown = text[:40] if isinstance(text, str) else text[:40].decode("utf-8", "replace")
         raise SlurmAnswerError(source, None, None, f"not JSON ({exc.__class__.__name__}: {exc}) in {shown!r}") from None

@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 from pydantic import AfterValidator, Field
 
+from wattsched.core.atomic import atomic_table
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.scalars import as_float, as_number
 from wattsched.core.spec import BoundedSpec, known_names
@@ -241,6 +242,6 @@ def write_eamc_figures(out: str | Path, report: str | Path) -> list[Path]:
         )
         .sort("mix", "t_weight", "policy")
     )
-    summary.write_csv(Path(report) / "summary.csv")
+    atomic_table(summary, Path(report) / "summary.csv")
     paths.append(Path(report) / "summary.csv")
     return paths

@@ -12,6 +12,7 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from wattsched.core.atomic import atomic_figure
 from wattsched.studies.eamc.policies import EAMC_POLICIES
 from wattsched.studies.eamc.results import METRICS, improvement
 
@@ -88,7 +89,7 @@ def draw_eamc_figures(results: pl.DataFrame, report: str | Path) -> list[Path]:
 
     def save(fig: Figure, name: str) -> None:
         for ext in ("png", "svg"):
-            fig.savefig(report / f"{name}.{ext}", dpi=130, bbox_inches="tight")
+            atomic_figure(fig, report / f"{name}.{ext}", dpi=130, bbox_inches="tight")
             paths.append(report / f"{name}.{ext}")
 
     def faceted(

@@ -4,22 +4,23 @@ by the experiment (its summary), the figures and the reproduction, below all thr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
 
-from wattsched.core.store import CampaignLayout
+from wattsched.core.store import CampaignLayout, read_result
 
 #: The paper's metrics of a run (smaller is better).
 METRICS = ("makespan", "mean_response", "sum_energy", "sum_runtime")
 
 
 def load_eamc_results(out: str | Path) -> pl.DataFrame:
-    files = sorted(CampaignLayout(Path(out)).results.glob("*.json"))
-    if not files:
+    """One row per finished run; a damaged result file is a run not done, as for the runner."""
+    found = (read_result(f) for f in sorted(CampaignLayout(Path(out)).results.glob("*.json")))
+    rows = [row for row in found if row is not None]
+    if not rows:
         raise ValueError(f"{out}: no finished EAMC runs")
-    return pl.DataFrame([json.loads(f.read_text()) for f in files], infer_schema_length=None)
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
 def improvement(results: pl.DataFrame, baseline: str, metrics: tuple[str, ...] = METRICS) -> pl.DataFrame:

@@ -31,6 +31,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MultipleLocator, NullFormatter, ScalarFormatter
 
+from wattsched.core.atomic import atomic_figure, atomic_table
 from wattsched.core.scalars import as_float, as_number
 from wattsched.core.schema import sort_queue_order
 from wattsched.core.store import read_manifest
@@ -70,7 +71,7 @@ def _combos(frame: pl.DataFrame) -> list[tuple[str, str]]:
 def _save(fig: Figure, out: Path, name: str) -> list[Path]:
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     for p in paths:
-        fig.savefig(p, dpi=120, bbox_inches="tight")
+        atomic_figure(fig, p, dpi=120, bbox_inches="tight")
     return paths
 
 
@@ -93,7 +94,7 @@ def write_dispatch_figures(directory: str | Path, out: str | Path) -> list[Path]
         load_dispatch_jobs(directory), queue_distributions(directory), prediction_errors(directory), out
     )
     summary = dispatch_summary(directory)
-    summary.write_csv(out / "summary.csv")
+    atomic_table(summary, out / "summary.csv")
     paths.append(out / "summary.csv")
     return paths
 

@@ -5,7 +5,6 @@ second, the paper's per-instance metrics and the per (dispatcher, estimate) summ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -13,7 +12,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from wattsched.core.store import CampaignError, CampaignLayout
+from wattsched.core.store import CampaignError, CampaignLayout, read_result
 from wattsched.studies.multires.dispatchers import DISPATCHERS
 from wattsched.studies.multires.metrics import CLASSES, moved_jobs, queue_mean, queue_seconds, weighted_quantiles
 
@@ -22,9 +21,10 @@ ESTIMATES: tuple[Literal["walltime", "rules", "real"], ...] = ("walltime", "rule
 
 
 def load_dispatch_results(out: str | Path) -> pl.DataFrame:
-    """One row per finished run (its summary)."""
+    """One row per finished run (its summary); a damaged result file is a run not done, as for the runner."""
     results = CampaignLayout(Path(out)).results
-    rows = [json.loads(p.read_text()) for p in sorted(results.glob("*.json"))] if results.exists() else []
+    found = (read_result(p) for p in sorted(results.glob("*.json"))) if results.exists() else iter(())
+    rows = [row for row in found if row is not None]
     if not rows:
         raise CampaignError(f"{out}: no finished runs")
     return pl.DataFrame(rows, infer_schema_length=None)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import polars as pl
 
+from wattsched.core.atomic import atomic_table
+
 if TYPE_CHECKING:
     from polars._typing import ColumnNameOrSelector, PolarsDataType
 
@@ -234,9 +236,4 @@ class JobDetails(Mapping[str, ConfigTable]):
         if suffix not in {".parquet", ".csv"}:
             raise ValueError(f"{path}: unknown table type {suffix!r} (expected .parquet or .csv)")
         path.parent.mkdir(parents=True, exist_ok=True)
-        frame = self.to_frame()
-        if suffix == ".parquet":
-            frame.write_parquet(path)
-        else:
-            frame.write_csv(path)
-        return path
+        return atomic_table(self.to_frame(), path)  # CSV or Parquet by the name

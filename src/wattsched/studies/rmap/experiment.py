@@ -34,6 +34,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import polars as pl
 from pydantic import AfterValidator, Field, field_validator
 
+from wattsched.core.atomic import atomic_table
 from wattsched.core.experiment import Experiment, Run, no_log
 from wattsched.core.spec import BoundedSpec, known_names
 from wattsched.core.store import CampaignLayout, atomic_parquet, read_manifest, result_path, run_id, write_result
@@ -323,5 +324,5 @@ def write_rmap_report(jobs: pl.DataFrame, decisions: pl.DataFrame, out: str | Pa
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summary = rmap_summary(jobs)
-    summary.write_csv(out / "summary.csv")
+    atomic_table(summary, out / "summary.csv")
     return [out / "summary.csv", *write_rmap_figures(jobs, out)]

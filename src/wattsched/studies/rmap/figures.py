@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from wattsched.core.atomic import atomic_figure
 from wattsched.core.scalars import as_float, as_int
 from wattsched.studies.rmap.results import WORST_CASE, with_sample
 from wattsched.studies.rmap.results import rmap_run_means as run_means
@@ -112,8 +113,8 @@ def _legend(fig: Figure, policies: Sequence[str], extra: Sequence = ()) -> None:
 
 def _save(fig: Figure, out: Path, name: str) -> list[Path]:
     paths = [out / f"{name}.png", out / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
+    atomic_figure(fig, paths[0], dpi=130)
+    atomic_figure(fig, paths[1])
     return paths
 
 

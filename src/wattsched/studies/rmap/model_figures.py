@@ -11,6 +11,7 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from wattsched.core.atomic import atomic_figure
 from wattsched.studies.rmap.calibration import fig2_power
 from wattsched.studies.rmap.data import CAB_DATA, PAPER_FIG2, PAPER_TABLE2, SP_MZ_CLASS_C, cab_data_set
 
@@ -19,8 +20,8 @@ __all__ = ["write_model_figures"]
 
 def _save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
+    atomic_figure(fig, paths[0], dpi=130)
+    atomic_figure(fig, paths[1])
     return paths
 
 

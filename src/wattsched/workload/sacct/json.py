@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from wattsched.core.schema import WorkloadError
+from wattsched.core.structured_input import load_json
 from wattsched.workload.sacct.record import ParsedJob, Reject, job_state, reject_row, user_code
 from wattsched.workload.sacct.units import (
     MAX_INT,
@@ -157,7 +158,7 @@ def read_json(
 ) -> tuple[list[ParsedJob], list[dict[str, Any]], dict[str, Any], list[str]]:
     """``--json`` text → ``(parsed jobs, rejected entries as rows, provenance header, convention notes)``."""
     try:
-        doc = json.loads(text)
+        doc = load_json(text, source, error=WorkloadError)  # nested at most MAX_DEPTH
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):

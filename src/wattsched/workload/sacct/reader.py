@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from wattsched.core.bounded_input import read_input_bytes
 from wattsched.core.errors import InputWarning
 from wattsched.core.schema import Provenance, ReadResult, WorkloadError, finish_read, replace_raw
 from wattsched.workload.sacct.clock import Clock
@@ -51,17 +52,7 @@ def is_sacct_file(path: str | Path, delimiter: str = "|") -> bool:
 
 def _read_text(path: Path) -> str:
     """The file as text (gunzipped by its magic bytes, undecodable bytes replaced)."""
-    if not path.exists():
-        raise WorkloadError(f"{path}: file does not exist")
-    if not path.is_file():
-        raise WorkloadError(f"{path}: not a regular file")
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise WorkloadError(f"{path}: corrupt gzip: {exc}") from exc
-    return data.decode("utf-8", errors="replace")
+    return read_input_bytes(path).decode("utf-8", errors="replace")  # bounded: core.bounded_input
 
 
 def read_sacct(

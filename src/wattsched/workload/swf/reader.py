@@ -3,13 +3,13 @@ The conventions are in :mod:`wattsched.workload.swf`."""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from wattsched.core.bounded_input import read_input_bytes
 from wattsched.core.schema import Check, Provenance, ReadResult, WorkloadError, finish_read, replace_raw
 from wattsched.workload.swf.dialect import is_semicolon_swf, restore_labels, rewrite_semicolon_swf
 from wattsched.workload.swf.fields import STATUS_TO_STATE, SWF_EXTRA, SWF_FIELDS
@@ -25,18 +25,9 @@ _NEGATIVE_SUBMIT: Check = (
 
 
 def _read_bytes(path: Path) -> bytes:
-    """File bytes, gunzipped when the name ends in ``.gz``; WorkloadError when missing or unreadable."""
-    if not path.exists():
-        raise WorkloadError(f"{path}: file does not exist")
-    if not path.is_file():
-        raise WorkloadError(f"{path}: not a regular file")
-    data = path.read_bytes()
-    if path.suffix.lower() == ".gz":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise WorkloadError(f"{path}: cannot gunzip: {exc}") from exc
-    return data
+    """File bytes, gunzipped when the name ends in ``.gz`` (at most the decompressed-input limit of
+    ``core.bounded_input``); WorkloadError when missing, unreadable or too large."""
+    return read_input_bytes(path, gzip_by_name=True)
 
 
 def _decode(raw: bytes) -> str:
