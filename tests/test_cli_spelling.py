@@ -48,3 +48,9 @@ def test_report_zooms_to_from_and_to(trace: Path, tmp_path: Path) -> None:
     assert "The figure shows 3,600 s to 7,200 s" in (out / "report.html").read_text()
     bad = runner.invoke(app, ["report", str(out), "--from", "noon"])
     assert bad.exit_code == 2 and "has no date" in bad.output
+
+
+def test_report_help_names_the_option_that_exists() -> None:
+    """Issue 30, item 12: `report --help` said "a run made without --report"; the option is `simulate --html`."""
+    result = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0 and "without --html" in result.output and "--report" not in result.output

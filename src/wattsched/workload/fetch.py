@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
+from wattsched.core.structured_input import load_json
+
 #: PM100 (Marconi100 job power) on Zenodo: the later version of the record that holds ``job_table.parquet``.
 PM100_RECORD = "10127767"
 ZENODO = "https://zenodo.org"
@@ -401,7 +403,9 @@ def _record_files(record: str, base_url: str, timeout: float, pace: _Pace) -> li
             raise FetchError(f"{url}: cannot read the record ({transfer.reason})")
         if len(raw) > MAX_RECORD_BYTES:
             raise FetchError(f"{url}: the record description is over {MAX_RECORD_BYTES:,} bytes; refused")
-        data = json.loads(raw)
+        data = load_json(
+            bytes(raw), url, error=FetchError
+        )  # a record nested 10^5 deep is one line, not a RecursionError
     except (*_NETWORK_ERRORS, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise FetchError(f"{url}: cannot read the record ({transfer.reason or exc})") from exc
     entries = data.get("files", []) if isinstance(data, dict) else None
