@@ -9,37 +9,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import polars as pl
 import pytest
 from dask.distributed import Client
 from dask_jobqueue import SLURMCluster
 
 from slurm_fixtures import own_testbed
+from test_campaign import SMALL, _results
 from wattsched.api.campaigns import load_experiment, run_campaign
-from wattsched.campaign.runner import TIMING_FIELDS, load_results
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
-SPEC = """
-kind = "power"
-name = "on-slurm"
-platform = "marconi100"
-
-[[workloads]]
-name = "m100"
-generate = { model = "m100", jobs = 5000, seed = 3, target_load = 1.0 }
-windows = { count = 2, hours = 12, seed = 1 }
-
-[grid]
-policies = ["easy-pc"]
-checks = ["naive", "mean", "gaussian99"]
-sources = ["real", "predicted"]
-caps = [0.5]
-"""
-
-
-def _results(directory: Path) -> pl.DataFrame:
-    return load_results(directory).drop(TIMING_FIELDS).sort("id")
+SPEC = 'kind = "power"\n' + SMALL  # tests/test_campaign.py's small power campaign
 
 
 def test_a_campaign_on_slurm_workers_gives_the_local_result_set(tmp_path: Path, monkeypatch) -> None:

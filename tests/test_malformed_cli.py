@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from malformed_harness import check_cli, deadline
+from malformed_harness import check_cli, deadline, text_file
 from wattsched.cli import app
 from wattsched.core.structured_input import MAX_DEPTH, json_depth, load_json, load_toml, load_yaml, toml_depth
 
@@ -29,12 +29,8 @@ runner = CliRunner()
 
 
 def write(folder: Path, name: str, text: str | bytes) -> Path:
-    path = folder / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
+    """``text`` saved as ``folder/name`` (the harness's file writer, called at once)."""
+    return text_file(name, text)(folder)
 
 
 # ------------------------------------------------------------------------------------------ item 8: deep inputs

@@ -12,7 +12,7 @@ from wattsched.campaign.spec import WorkloadSpec
 from wattsched.core.experiment import no_log
 from wattsched.core.rejects import record_unit, rejects_summary, write_rejects
 from wattsched.core.schema import ReadResult
-from wattsched.core.store import WORKLOADS, CampaignError, CampaignLayout, atomic_path
+from wattsched.core.store import WORKLOADS, CampaignError, CampaignLayout
 from wattsched.engine.windows import WindowSpec, cut_windows
 from wattsched.workload.generate import generate_lublin, generate_m100like
 from wattsched.workload.load import load_workload
@@ -38,9 +38,8 @@ def load_workload_spec(wl: WorkloadSpec, seed: int) -> ReadResult:
 
 
 def store_table(read: ReadResult, path: Path) -> None:
-    """Write a job table with its provenance, atomically."""
-    with atomic_path(path, keep_suffix=True) as tmp:
-        write_table(read.jobs, tmp, provenance=read.provenance)
+    """Write a job table with its provenance (``write_table`` writes through a renamed temporary itself)."""
+    write_table(read.jobs, path, provenance=read.provenance)
 
 
 def store_windows(
