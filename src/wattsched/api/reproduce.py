@@ -11,6 +11,7 @@ from typing import Any
 
 from wattsched.core.data_folder import shared_data_dir
 from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
+from wattsched.reproduce.report import phase_line
 from wattsched.reproduce.runner import ReproduceError, Reproduction, stop_workers
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "claim_rows",
     "ignored_reproduce_options",
     "paper_id",
+    "phase_line",
     "reproduce_paper",
     "reproduction_output",
     "stop_workers",

@@ -54,6 +54,7 @@ def reproduce(
         claim_rows,
         ignored_reproduce_options,
         paper_id,
+        phase_line,
         reproduce_paper,
         reproduction_output,
         stop_workers,
@@ -124,3 +125,4 @@ def reproduce(
         table.add_row(r.id, r.paper, r.ours, Text(r.verdict, style=colour))
     console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in result.files.values())}")
+    console.print(f"phases (wall): {phase_line(result.phases)}")

@@ -249,10 +249,12 @@ def run_experiments(ctx: ReproduceContext, setting: Setting) -> tuple[pl.DataFra
         f"preparing {len(ctx.seeds)} seed(s): {setting.jobs:,} Marconi100-like jobs per seed, "
         f"{setting.windows} windows of 24 h, history power predictions"
     )
+    ctx.phase("preparing the workloads (generation, history predictions, windows)")
     prepare_shared(datas, dirs, ctx.workers)
     frames = []
     for experiment, spec in specs.items():
         ctx.step(f"running the {experiment} campaign ({dirs[experiment].name})")
+        ctx.phase(f"the {experiment} campaign's runs")
         run_experiment(spec, dirs[experiment], workers=ctx.workers, progress=_Progress(ctx, experiment))
         frames.append(load_results(dirs[experiment]).with_columns(pl.lit(experiment).alias("experiment")))
     return pl.concat(frames, how="diagonal_relaxed"), specs
@@ -279,16 +281,18 @@ def run(ctx: ReproduceContext) -> PaperRun:
     results, specs = run_experiments(ctx, setting)
     run_seconds = time.perf_counter() - t0
     ctx.step("computing the claims, pooled and per seed (predictor accuracy on the synthetic stand-in included)")
+    ctx.phase("claims, pooled and per seed (the predictor comparison included)")
     full_specs = {e: parse_spec(campaign_data(FULL, ctx.seeds, e)) for e in ("estimators", "policies")}
     computed = compute_claims(results, ctx, setting, specs, full_specs, partial(grid_size))
     notes = computed.notes
     t1 = time.perf_counter()
+    ctx.phase("sensitivity variants")
     rows, sens_notes = sensitivity(ctx, setting, results, specs["policies"].grid.policies, campaign_data)
     notes += sens_notes
     sens_seconds = time.perf_counter() - t1
     ctx.step("drawing the figures")
-    figures = draw_figures(results, ctx.out)
-    figures += draw_predictor_figures(computed.predictions, computed.user_mae, ctx.out / "figures")
+    ctx.phase("figures")
+    figures = draw_figures(results, ctx.out, computed.predictions, computed.user_mae, ctx.workers)
     windows = specs["estimators"].workloads[0].windows
     prestate = windows.prestate if windows is not None else None
     settings = {
@@ -322,18 +326,45 @@ def run(ctx: ReproduceContext) -> PaperRun:
     )
 
 
-def draw_figures(results: pl.DataFrame, out: Path) -> list[Path]:
-    """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks) and Fig. 7
-    (the four policies), PNG and SVG, in ``out/figures``."""
+def draw_figures(
+    results: pl.DataFrame, out: Path, predictions: pl.DataFrame | None, user_mae: pl.DataFrame, workers: int = 1
+) -> list[Path]:
+    """Figs. 4–6 (estimators: power in the window, turnaround increase, time above the cap, breaks), Fig. 7 (the
+    four policies) and Figs. 2–3 (the predictors), PNG and SVG, in ``out/figures``; the PNG paths, in that order.
+
+    Each figure is one task over ``workers`` processes: matplotlib's layout and rendering is single-threaded and
+    took a minute of the quick run on one core (docs/performance.md, issue 32); the files are the same."""
+    folder = out / "figures"
+    est = _plottable(results.filter(pl.col("experiment") == "estimators"))
+    pol = _plottable(results.filter(pl.col("experiment") == "policies"))
+    tasks: list[tuple[Any, ...]] = [("metric", est, key, folder) for key in FIGURE_METRICS]
+    tasks += [("policies", pol, folder), ("predictors", predictions, user_mae, folder)]
+    paths = [p for batch in map_tasks(_draw, tasks, workers=max(1, min(workers, len(tasks)))) for p in batch]
+    return [p for p in paths if p.suffix == ".png"]
+
+
+#: Figs. 4–6's metrics, one figure each.
+FIGURE_METRICS = ("power_utilisation", "turnaround_increase", "time_above_cap", "max_instantaneous_break")
+
+
+def _plottable(results: pl.DataFrame) -> pl.DataFrame:
+    """The columns a figure reads (a task's frame is pickled to a worker: no Python objects)."""
+    return results.drop([c for c, t in results.schema.items() if t == pl.Object])
+
+
+def _draw(task: tuple[Any, ...]) -> list[Path]:
+    """Draw one figure (a picklable task of :func:`draw_figures`); the paths written."""
     from wattsched.report.metric_figures import plot_metric, plot_policies  # matplotlib: not in the spawned workers
 
-    folder = out / "figures"
-    est = results.filter(pl.col("experiment") == "estimators")
-    paths: list[Path] = []
-    for key in ("power_utilisation", "turnaround_increase", "time_above_cap", "max_instantaneous_break"):
-        paths += plot_metric(est, key, folder)
-    paths += plot_policies(results.filter(pl.col("experiment") == "policies"), folder, labels=POLICY_LABELS)
-    return [p for p in paths if p.suffix == ".png"]
+    kind, *args = task
+    if kind == "predictors":
+        predictions, user_mae, folder = args
+        return draw_predictor_figures(predictions, user_mae, folder)
+    if kind == "metric":
+        frame, key, folder = args
+        return plot_metric(frame, key, folder)
+    frame, folder = args
+    return plot_policies(frame, folder, labels=POLICY_LABELS)
 
 
 def _flat(results: pl.DataFrame) -> pl.DataFrame:

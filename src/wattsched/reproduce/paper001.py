@@ -235,9 +235,12 @@ def run(ctx: ReproduceContext) -> PaperRun:
         samples_files = {s: everything for s in ctx.seeds}
     files = sorted({f for fs in samples_files.values() for f in fs})
     ctx.step("prediction error of the rules and of the walltime over every distinct job")
+    ctx.phase("prediction error over every distinct job")
     errors, facts = prediction_error(base)
+    ctx.phase("the dispatch campaign's runs (CPH's solves included)")
     out = run_campaign(ctx, files, cph, base, ewt, configs)
     ctx.step("metrics per instance (moved jobs, slowdown, queue length)")
+    ctx.phase("metrics per instance")
     runs = instance_metrics(out)
     size = {f.stem: int(f.parent.name) for f in files}
     runs = runs.with_columns(pl.col("instance").replace_strict(size, return_dtype=pl.Int64).alias("size_class"))
@@ -246,8 +249,10 @@ def run(ctx: ReproduceContext) -> PaperRun:
     samples = {s: [f.stem for f in fs] for s, fs in samples_files.items()}
     table = Table(runs, samples, ctx.quick, jobs)
     ctx.step("figures")
+    ctx.phase("figures")
     figures = [p for p in plot_figures(jobs, queue_distributions(out), errors, ctx.out) if p.suffix == ".png"]
     figures.insert(0, plot_durations(errors, facts, ctx.out))
+    ctx.phase("claims, pooled and per seed")
     results = claims(table, errors, facts)
     per_seed = {}
     if ctx.quick:

@@ -66,8 +66,10 @@ def run(ctx: ReproduceContext) -> PaperRun:
 
     runs = ctx.out / "runs"
     ctx.step(f"grid: 3 mixes × 6 policies × 2 t_weight × {len(seeds)} seed(s), {n_jobs:,} jobs each")
+    ctx.phase("the grid's runs")
     run_grid("grid", "grid", threshold_mode=THRESHOLD_MODE)
     ctx.step("side runs: PriorityInc-V with the relative threshold; offered load 1.5")
+    ctx.phase("the side runs (relative threshold, load 1.5)")
     run_grid("relative", "relative threshold", policies=["eamc-priorityinc-v"], threshold_mode="relative")
     run_grid(
         "load",
@@ -76,6 +78,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
         t_weights=[1.0],
         load=HIGH_LOAD,
     )
+    ctx.phase("loading the results")
     grid = load_eamc_results(runs / "grid")
     relative = load_eamc_results(runs / "relative")
     high = load_eamc_results(runs / "load")
@@ -90,8 +93,10 @@ def run(ctx: ReproduceContext) -> PaperRun:
     results = results.drop([c for c in results.columns if results[c].dtype == pl.Null])
 
     ctx.step("figures")
+    ctx.phase("figures")
     figures = [p for p in draw_eamc_figures(grid, ctx.out) if p.suffix == ".png"]
     ctx.step("claims")
+    ctx.phase("claims, pooled and per seed")
     platform = eamc_p1p2(str(data_dir))
     appdb = eamc_appdb(str(data_dir), platform)
     claims = claims_from(grid, relative, high, platform, appdb)

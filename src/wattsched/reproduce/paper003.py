@@ -56,6 +56,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
     setting = "quick" if ctx.quick else "full"
     machine_options = SETTINGS[setting]
     ctx.step(f"C003-01: {len(CASES)} hand-made cases of the method")
+    ctx.phase("the hand-made cases")
     case_rows, mismatches = [], []
     for case in CASES:
         ok, diffs = run_case(case)
@@ -80,7 +81,9 @@ def run(ctx: ReproduceContext) -> PaperRun:
     results = pl.concat(
         [pl.DataFrame(case_rows), synth.with_columns(pl.lit("synthetic build").alias("kind"))], how="diagonal"
     )
+    ctx.phase("figures")
     figures = [_figure_fidelity(ctx.out, runs), _figure_outcomes(ctx.out, synth)]
+    ctx.phase("claims")
     claims = [_claim_cases(case_rows, mismatches), _claim_size(ctx, synth), _claim_states(ctx), _claim_accounted(synth)]
     settings = {
         "spec cases": len(CASES),
@@ -98,6 +101,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
 
 def _synthetic_run(ctx: ReproduceContext, seed: int, options: dict[str, Any]) -> dict[str, Any]:
     t = time.perf_counter()
+    ctx.phase("synthetic machines and their telemetry files")
     machine = place_jobs(
         options["n_jobs"],
         n_nodes=options["n_nodes"],
@@ -112,9 +116,11 @@ def _synthetic_run(ctx: ReproduceContext, seed: int, options: dict[str, Any]) ->
         samples = write_synthetic_exadata(machine, tmp)
         generate_s = time.perf_counter() - t
         t = time.perf_counter()
+        ctx.phase("dataset builds")
         dataset, rejects = build_dataset(machine.jobs, tmp, workers=ctx.workers)
         build_s = time.perf_counter() - t
     t = time.perf_counter()
+    ctx.phase("truth checks of the built datasets")
     truth = _truth(machine, dataset)
     truth_s = time.perf_counter() - t
     ids = machine.jobs["job_id"]

@@ -287,9 +287,11 @@ def run(ctx: ReproduceContext) -> PaperRun:
         f"RMAP grid: {len(todo)} samples × 4 traces × {len(BOUNDS)} bounds × 7 policies (+ 3 with the other data "
         f"source), t_req = {main} and {alt}, and the sensitivity runs"
     )
+    ctx.phase("the RMAP grid (both t_req readings, sensitivity runs)")
     grid = run_grid(ctx, main, alt)
     seconds = time.perf_counter() - t0
     ctx.step("claims and figures")
+    ctx.phase("claims, pooled and per seed (with the figures' summaries)")
     m, m_other = policy_figures(grid.jobs), policy_figures(grid.other)
     d = data_figures(ctx.seeds)
     s = sensitivity_figures(grid.sparse, grid.mix)
@@ -308,6 +310,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
         other_seed,
     )
     fig_dir = ctx.out / "figures"
+    ctx.phase("figures")
     figures = write_rmap_figures(grid.jobs, fig_dir)
     first = todo[0][1]
     _, errors = fit_config_model(rmap_cab_details(first), 0.1, seed=first)

@@ -119,6 +119,8 @@ class ClaimsFile(_Strict):
     alternatives: list[AlternativeRecord] = Field(default_factory=list)
     sensitivity: list[SensitivityRecord] = Field(default_factory=list)
     shared_notes: dict[str, str] = Field(default_factory=dict)
+    #: Wall seconds per phase of the run (``runner.Phases``): where the time went; absent in older files.
+    phases: dict[str, float] = Field(default_factory=dict)
 
 
 def read_claims(path: Path) -> ClaimsFile:
@@ -174,17 +176,20 @@ def write_report(ctx: ReproduceContext, run: PaperRun, *, seconds: float, comman
         "report": out / "REPORT.md",
         "html": out / "REPORT.html",
     }
+    ctx.phase("writing the report (results.parquet, the paper-vs-ours figure, REPORT.md/html, claims.json)")
     atomic_parquet(run.results, files["results"])
     payload = claims_payload(ctx, run, seconds)
-    atomic_write(files["claims"], json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    read_claims(files["claims"])  # what we write, we read back
     figure = plot_paper_vs_ours(payload, out)
     files["paper_vs_ours"] = figure[0]
     meta = _meta(ctx, run, seconds, command)
     figures = [figure[0], *run.figures]
     atomic_write(files["report"], markdown_report(payload, meta, run.notes, figures, out))
     atomic_write(files["html"], html_report(payload, meta, run.notes, figures, out))
-    return files
+    # last, so that its phase table counts the report's writing (the figure, the two pages) too
+    payload["phases"] = {k: round(v, 3) for k, v in ctx.phases.snapshot().items()}
+    atomic_write(files["claims"], json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    read_claims(files["claims"])  # what we write, we read back
+    return {k: files[k] for k in ("results", "claims", "report", "html", "paper_vs_ours")}
 
 
 def claims_payload(ctx: ReproduceContext, run: PaperRun, seconds: float) -> dict[str, Any]:
@@ -226,11 +231,17 @@ def _meta(ctx: ReproduceContext, run: PaperRun, seconds: float, command: str) ->
         ("python", f"{sys.version.split()[0]} on {platform.machine()}"),
         ("written", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
     ]
+    rows.append(("phases", phase_line(ctx.phases.snapshot())))
     measured = measured_times(ctx.paper)
     if measured:
         rows.append(("measured wall times", measured))
     rows += [(str(k), _fmt(v)) for k, v in run.settings.items()]
     return rows
+
+
+def phase_line(phases: dict[str, float]) -> str:
+    """The phase table as one report line (``phase 12.3 s; …``), largest first."""
+    return "; ".join(f"{name} {sec:,.1f} s" for name, sec in sorted(phases.items(), key=lambda kv: -kv[1]))
 
 
 def measured_times(paper: str) -> str:

@@ -33,6 +33,36 @@ class ReproduceError(ValueError):
     """A reproduction that cannot run (missing data, bad settings), with what to do about it."""
 
 
+class Phases:
+    """Wall seconds per named phase of one reproduction (docs/performance.md's phase tables come from these, never
+    typed in): :meth:`enter` closes the running phase and starts the next, so a paper module marks only where a
+    phase begins; a phase entered twice adds up. Recorded in ``claims.json`` (``phases``) and the report."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._current: str | None = None
+        self._since = time.perf_counter()
+
+    def enter(self, name: str | None) -> None:
+        """Close the running phase (adding its wall time) and start ``name`` (``None``: none)."""
+        now = time.perf_counter()
+        if self._current is not None:
+            self.seconds[self._current] = self.seconds.get(self._current, 0.0) + now - self._since
+        self._current, self._since = name, now
+
+    def snapshot(self) -> dict[str, float]:
+        """The table so far, the running phase counted up to now (it keeps running)."""
+        table = dict(self.seconds)
+        if self._current is not None:
+            table[self._current] = table.get(self._current, 0.0) + time.perf_counter() - self._since
+        return table
+
+    def close(self) -> dict[str, float]:
+        """Close the running phase; the table so far (phase → seconds, in the order first entered)."""
+        self.enter(None)
+        return dict(self.seconds)
+
+
 @dataclass
 class ReproduceContext:
     """What a paper module is given: where to write, how big to run, which seeds, how to report progress."""
@@ -47,6 +77,12 @@ class ReproduceContext:
     track_fn: Callable[[Iterable[Any], int, str], Iterator[Any]] | None = None
     #: The paper's own options (``--set NAME=VALUE``), checked against the module's ``OPTIONS`` by :func:`reproduce`.
     options: dict[str, str] = field(default_factory=dict)
+    #: Where the run's wall time goes (:class:`Phases`); a paper module calls :meth:`phase` where a phase begins.
+    phases: Phases = field(default_factory=Phases)
+
+    def phase(self, name: str) -> None:
+        """Start phase ``name`` of the phase table (closing the running one)."""
+        self.phases.enter(name)
 
     def data(self, relative: str, what: str) -> Path:
         """A file or folder of the shared data directory, or a :class:`ReproduceError` saying what is missing."""
@@ -127,6 +163,8 @@ class Reproduction:
     run: PaperRun
     files: dict[str, Path]
     seconds: float
+    #: Wall seconds per phase (:class:`Phases`), the report's writing included.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def paper_module(paper: str) -> Any:
@@ -192,6 +230,8 @@ def reproduce(
 
     ``options`` are the paper's own settings (the module's ``OPTIONS``: name → what it sets, with its default):
     a reading of the paper or a budget that a user may change without editing code."""
+    phases = Phases()
+    phases.enter("importing the paper's modules")
     module = paper_module(paper)
     if not seeds:
         raise ReproduceError("at least one seed is needed")
@@ -211,10 +251,13 @@ def reproduce(
         step or (lambda message: None),
         track_fn,
         dict(options or {}),
+        phases,
     )
     t0 = time.perf_counter()
+    phases.enter("run (not split by the paper module)")
     run = module.run(ctx)
     seconds = time.perf_counter() - t0
+    phases.enter("judging the claims (seed rule)")
     order = {c.id: k for k, c in enumerate(catalogue(paper))}
     check_complete(paper, run.claims)
     run.claims = judge_seeds(run.claims, run.per_seed)
@@ -222,4 +265,4 @@ def reproduce(
     for alt in run.alternatives:
         alt.claims = sorted(judge_seeds(alt.claims, alt.per_seed), key=lambda r: order[r.id])
     files = write_report(ctx, run, seconds=seconds, command=command)
-    return Reproduction(paper, run, files, seconds)
+    return Reproduction(paper, run, files, seconds, phases.close())
