@@ -46,11 +46,14 @@ testbed-deps:
 LINTED := src tests bench docs/hooks
 
 # make test: every check CI runs, then the whole suite; make test-fast skips the tests marked slow (> 10 s).
+# The suite runs on TEST_WORKERS pytest-xdist workers; a file, a docs page, or the session's Slurm testbed stays on
+# one worker (tests/conftest.py). TEST_WORKERS=0 runs it in this process (one worker: -p no:xdist for pdb).
+TEST_WORKERS ?= 2
 test: lint typecheck browser testbed-deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test-fast: lint typecheck
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
 
 lint: $(STAMP) layers
 	$(BIN)/ruff check $(LINTED)

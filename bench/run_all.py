@@ -26,6 +26,7 @@ BENCHMARKS = [
     "rmap_grid.py",
     "cli_time.py",
     "startup.py",
+    "first_run.py",
     "stopping.py",
     "reproduce.py",
     "swf_read.py",

@@ -142,7 +142,10 @@ LONG_MARKERS = {"quick", "replace", "slow"}
 
 
 def _param(block: Block) -> object:
-    marks = [pytest.mark.slow] if "slow" in block.markers else []
+    # a page's blocks run in order in one folder: under pytest-xdist (make test) they all go to one worker
+    marks = [pytest.mark.xdist_group(f"docs:{block.page.name}")]
+    if "slow" in block.markers:
+        marks.append(pytest.mark.slow)
     return pytest.param(block, id=block.id, marks=marks)
 
 
