@@ -23,7 +23,9 @@ from wattsched.core.stopping import interruptions
 def reproduce(
     paper: Annotated[str, typer.Argument(help="The paper: 000, 001, 002, 003 or 004.", autocompletion=complete_paper)],
     output: Annotated[Path | None, typer.Option(help="Output folder (default: reproduce-PAPER[-quick]).")] = None,
-    quick: Annotated[bool, typer.Option(help="The reduced setting that still shows every shape (≤ 3 min).")] = False,
+    quick: Annotated[
+        bool, typer.Option(help="The reduced setting that still shows every shape (minutes; docs/performance.md).")
+    ] = False,
     seed: Annotated[int, typer.Option(help="First seed; the run uses --seed-count consecutive seeds from it.")] = 0,
     seeds: Annotated[
         int, typer.Option("--seed-count", min=1, help="How many seeds (workloads, windows, samples) to run.")

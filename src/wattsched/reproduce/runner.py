@@ -55,12 +55,14 @@ class Phases:
         table = dict(self.seconds)
         if self._current is not None:
             table[self._current] = table.get(self._current, 0.0) + time.perf_counter() - self._since
-        return table
+        return {name: sec for name, sec in table.items() if sec >= 5e-4}
 
     def close(self) -> dict[str, float]:
-        """Close the running phase; the table so far (phase → seconds, in the order first entered)."""
+        """Close the running phase; the table so far (phase → seconds, in the order first entered), less the
+        phases that took no measurable time (a paper module that splits its run leaves the runner's own "run"
+        phase empty)."""
         self.enter(None)
-        return dict(self.seconds)
+        return {name: sec for name, sec in self.seconds.items() if sec >= 5e-4}
 
 
 @dataclass
