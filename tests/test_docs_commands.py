@@ -141,9 +141,14 @@ KNOWN_MARKERS = {"file", "spec", "quick", "replace", "slow", "continue", "skip",
 LONG_MARKERS = {"quick", "replace", "slow"}
 
 
+# Pages that start a Slurm testbed join the tests marked slurm (tests/conftest.py): one testbed at a time
+TESTBED_PAGES = {b.page for b in BLOCKS if "skip" not in b.markers and "testbed up" in b.text}
+
+
 def _param(block: Block) -> object:
     # a page's blocks run in order in one folder: under pytest-xdist (make test) they all go to one worker
-    marks = [pytest.mark.xdist_group(f"docs:{block.page.name}")]
+    group = "slurm" if block.page in TESTBED_PAGES else f"docs:{block.page.name}"
+    marks = [pytest.mark.xdist_group(group)]
     if "slow" in block.markers:
         marks.append(pytest.mark.slow)
     return pytest.param(block, id=block.id, marks=marks)
