@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
 from wattsched.engine.events import event_pop, event_push, running_remove
 from wattsched.engine.job_queue import (
@@ -53,6 +53,7 @@ from wattsched.engine.kernel_state import (
     ST_QLEN,
     ST_RUNNING,
 )
+from wattsched.engine.python_pass import external_pass
 from wattsched.policies.conservative import conservative_pass
 from wattsched.policies.fit_index import MIN_LEAVES, fit_build, fit_leaves, fit_leaves_for
 from wattsched.policies.queue_policies import (
@@ -106,16 +107,39 @@ def _apply(now, ns, out, n, queued, jobs, free, start, end, running, hs, rc, st,
 
 
 @njit(cache=True)
+def _python_pass(now, free, queue, qlen, running, rc, start, finished, fc, sums):
+    """A Python policy's pass (:func:`~wattsched.engine.python_pass.external_pass`), in a function of its own: numba
+    copies the serialized function around an ``objmode`` block at every call, and inside ``run_kernel`` that copy
+    (its whole body) had cost 10 µs a pass. The view's snapshots are made here, two fresh arrays (positions:
+    queue, running, finished; times: expected ends, starts) that Python only slices: 2 µs a pass less than
+    copying five arrays from Python."""
+    run_end, run_job = running
+    ints = np.empty(qlen + rc + fc, dtype=np.int64)
+    ints[:qlen] = queue
+    ints[qlen : qlen + rc] = run_job[:rc]
+    ints[qlen + rc :] = finished[:fc]
+    times = np.empty(2 * rc, dtype=np.float64)
+    for r in range(rc):
+        times[r] = run_end[r]
+        times[rc + r] = start[run_job[r]]
+    s_m, s_max, s_s2 = sums[SUM_M], sums[SUM_MAX], sums[SUM_S2]
+    with objmode(ns="int64"):
+        ns = external_pass(now, free, qlen, rc, ints, times, (s_m, s_max, s_s2))
+    return ns
+
+
+@njit(cache=True)
 def run_kernel(backfill, job_arrays, stop_after_submissions, state, power_arrays):
     """Advance the simulation until all jobs ended, or until ``stop_after_submissions`` jobs were submitted
-    and the current instant is fully processed, or (``backfill == EXTERNAL``) until a pass is due: then
+    and the current instant is fully processed, or (an exact knapsack in its window) until a pass is due: then
     ``st[ST_PENDING]`` is set, ``clock[0]`` holds the instant, and the next call first applies the
     ``st[ST_DECISIONS]`` decisions written to ``out``. With ``st[ST_PREDICT]`` set, it also stops at every
     instant with submissions once that instant's completions are done (``st[ST_PRED_PENDING]``, ``clock[0]``),
     so that an online predictor can learn from them and fill in the estimates of the jobs about to be
-    submitted; the next call goes on with the submissions. A job with ``prestart`` set starts at its submit
-    instant without a policy decision (a job already running when a workload window opens); it is an error if
-    it does not fit. Returns True when the run is complete.
+    submitted; the next call goes on with the submissions. With ``backfill == EXTERNAL`` the loop hands each pass
+    to the Python policy that :func:`~wattsched.engine.python_pass.handing_passes_to` names, without returning. A
+    job with ``prestart`` set starts at its submit instant without a policy decision (a job already running when a
+    workload window opens); it is an error if it does not fit. Returns True when the run is complete.
 
     The arguments come in three bundles (tuples, unpacked here at no cost: numba passes them as structs), in the
     orders :data:`JOB_ARRAYS`, :data:`~wattsched.engine.kernel_state.STATE_ARRAYS` (``KernelState.arrays()``) and
@@ -266,7 +290,7 @@ def run_kernel(backfill, job_arrays, stop_after_submissions, state, power_arrays
             continue
         # 3. the policy, once, on the view (no true runtimes among its arguments)
         passes += 1
-        if backfill == EXTERNAL or (backfill >= KNAPSACK_EXACT_WAIT and now < pf[PF_KNAPSACK_END]):
+        if backfill >= KNAPSACK_EXACT_WAIT and now < pf[PF_KNAPSACK_END]:
             pending = True
             clock[0] = now
             break
@@ -308,7 +332,13 @@ def run_kernel(backfill, job_arrays, stop_after_submissions, state, power_arrays
             for x in range(base, m):
                 qlen = qheap_push(queue, qlen, key, buf[x])
             continue
-        if backfill == BACKFILL_CONSERVATIVE:
+        if backfill == EXTERNAL:
+            # a Python policy, called from the loop (engine/python_pass.py): returning to Python at every pass
+            # and re-entering cost 8 µs a pass in numba's dispatch alone, this call about 4 µs (issue 32)
+            ns = _python_pass(
+                now, free, queue[head : head + qlen], qlen, (run_end, run_job), rc, start, finished, fc, sums
+            )
+        elif backfill == BACKFILL_CONSERVATIVE:
             ns = conservative_pass(
                 now,
                 queue[head : head + qlen],

@@ -30,7 +30,8 @@ ST_PRED_PENDING = 14  # set when stopped that way; the next call resumes with th
 ST_DONE = 15  # number of completions logged in ``done_log``
 ST_SIZE = 16
 
-#: ``backfill`` code meaning "the decisions come from Python": the loop returns at every pass.
+#: ``backfill`` code meaning "the decisions come from Python": the loop calls the policy at every pass
+#: (``engine/python_pass.py``).
 EXTERNAL = -1
 
 ERR_NONE = 0

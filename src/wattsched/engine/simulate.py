@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.core.policy import JobAttributes, Policy, PolicyBase, View, live_read_only, read_only
+from wattsched.core.policy import Policy, PolicyBase
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import REQUIRED_COLUMNS, ReadResult, WorkloadError, coerce_columns, sort_queue_order
 from wattsched.core.stopping import compiled_section
@@ -27,22 +27,18 @@ from wattsched.engine.kernel_state import (
     ERR_NOT_QUEUED,
     ERR_PRESTART_NO_ROOM,
     EXTERNAL,
-    ST_DECISIONS,
     ST_DONE,
     ST_ERROR,
     ST_ERROR_JOB,
-    ST_FINISHED,
-    ST_FREE,
     ST_MAX_QLEN,
     ST_NEXT_SUB,
     ST_PASSES,
     ST_PENDING,
     ST_PRED_PENDING,
     ST_PREDICT,
-    ST_QLEN,
-    ST_RUNNING,
     KernelState,
 )
+from wattsched.engine.python_pass import PythonPass, SimulationError, handing_passes_to, job_attributes
 from wattsched.policies.knapsack_cpsat import CpSatKnapsack
 from wattsched.policies.powercheck import CheckRule, PowerCheck
 from wattsched.policies.queue_policies import (
@@ -56,7 +52,6 @@ from wattsched.policies.queue_policies import (
     PF_KNAPSACK_END,
     PF_SIZE,
     PF_STRICT,
-    cap_at,
     order_keys,
 )
 from wattsched.policies.registry import QueuePolicy, get_policy
@@ -77,10 +72,6 @@ SCHEDULE_COLUMNS = (
     "killed",
     "first_reservation",
 )
-
-
-class SimulationError(RuntimeError):
-    """A policy made an illegal decision, or the inputs cannot be simulated."""
 
 
 @dataclass
@@ -245,8 +236,18 @@ def simulate(
         external = CpSatKnapsack(
             "wait" if pol.backfill == KNAPSACK_EXACT_WAIT else "stretch", power_check or PowerCheck(), **(solver or {})
         )
-    attributes = (
-        _attributes(jobs, submit, size, walltime, estimate, est_m, est_max, est_s) if external is not None else None
+    handler = (
+        PythonPass(
+            external,
+            state,
+            job_attributes(jobs, submit, size, walltime, estimate, est_m, est_max, est_s),
+            machine_size,
+            pol.name,
+            cap_t,
+            cap_v,
+        )
+        if external is not None
+        else None
     )
     feed = None
     if online is not None:
@@ -261,7 +262,8 @@ def simulate(
     step = max(1, -(-n // max(1, chunks))) if progress is not None else n
     target = min(n, step)
     while True:
-        with compiled_section(n):  # Ctrl-C stops a long pass at once under the CLI (core/stopping.py)
+        # Ctrl-C stops a long pass at once under the CLI (core/stopping.py), a Python policy's pass included
+        with compiled_section(n), handing_passes_to(handler):
             done = run_kernel(pol.backfill, job_arrays, target, state_arrays, power_arrays)
         if state.st[ST_ERROR]:
             _raise_decision_error(state, jobs, pol.name)
@@ -269,9 +271,9 @@ def simulate(
             assert feed is not None  # the kernel stops for predictions only with ST_PREDICT set, i.e. with a feed
             feed.step(state)
             continue
-        if state.st[ST_PENDING]:  # a pass for the Python policy; the chunk goes on after it
-            assert external is not None and attributes is not None  # only EXTERNAL policies stop for a pass
-            _python_pass(external, state, attributes, machine_size, pol.name, cap_t, cap_v)
+        if state.st[ST_PENDING]:  # a pass for the exact knapsack (CP-SAT); the chunk goes on after it
+            assert handler is not None  # only the knapsacks stop for a pass
+            handler.pending(float(state.now[0]))
             continue
         if progress is not None:
             progress(int(state.st[ST_NEXT_SUB]), n)
@@ -435,104 +437,6 @@ class _OnlineFeed:
             series = pl.Series(name, values, nan_to_null=values.dtype.kind == "f")
             cols.append(series.set(pl.Series(~self.set), None) if not self.set.all() else series)
         return pl.DataFrame(cols)
-
-
-def _attributes(
-    jobs: pl.DataFrame,
-    submit: np.ndarray,
-    size: np.ndarray,
-    walltime: np.ndarray,
-    estimate: np.ndarray,
-    est_m: np.ndarray,
-    est_max: np.ndarray,
-    est_s: np.ndarray,
-) -> JobAttributes:
-    user = jobs["user_id"].fill_null(-1).to_numpy() if "user_id" in jobs.columns else np.full(jobs.height, -1)
-    return JobAttributes(
-        job_id=read_only(jobs["job_id"].to_numpy()),
-        user_id=read_only(user),
-        submit_time=read_only(submit),
-        size=read_only(size),
-        walltime=read_only(walltime),
-        # views, not copies: an online predictor writes these at each submission, after this is built
-        estimate=live_read_only(estimate),
-        est_dyn_mean=live_read_only(est_m),
-        est_dyn_max=live_read_only(est_max),
-        est_dyn_std=live_read_only(est_s),
-    )
-
-
-def _python_pass(
-    policy: Policy,
-    state: KernelState,
-    jobs: JobAttributes,
-    machine_size: int,
-    name: str,
-    cap_t: np.ndarray,
-    cap_v: np.ndarray,
-) -> None:
-    """Hand one pass to a Python policy and write its decisions where the kernel will validate them."""
-    st = state.st
-    rc = int(st[ST_RUNNING])
-    running = state.run_job[:rc]
-    view = View(
-        now=float(state.now[0]),
-        free=int(st[ST_FREE]),
-        machine_size=machine_size,
-        jobs=jobs,
-        queue=read_only(state.queue[: st[ST_QLEN]]),
-        running=read_only(running),
-        running_expected_end=read_only(state.run_end[:rc]),
-        running_start=read_only(state.start[running]),
-        finished=read_only(state.finished[: st[ST_FINISHED]]),
-        cap=float(cap_at(cap_t, cap_v, float(state.now[0]))),
-        power_sums=(float(state.sums[0]), float(state.sums[1]), float(state.sums[2])),
-    )
-    decisions = _decisions(policy.schedule(view), view, name)
-    if decisions.size > state.out.size:
-        raise SimulationError(f"policy {name!r} returned {decisions.size} decisions for {state.out.size} jobs")
-    state.out[: decisions.size] = decisions
-    st[ST_DECISIONS] = decisions.size
-
-
-_POSITIONS_HINT = (
-    "schedule(view) returns the positions of the jobs to start, taken from view.queue (view.jobs.job_id[pos] is a "
-    "position's job id), [] to start none"
-)
-
-
-def _decisions(returned: object, view: View, name: str) -> np.ndarray:
-    """A Python policy's decisions as positions, or a SimulationError saying what was returned and what is
-    expected: None, non-integers, and values that are no queued position (job ids, typically) are refused here, with
-    the hint, rather than failing as a TypeError or as a job the kernel cannot find."""
-    if returned is None:
-        raise SimulationError(f"policy {name!r} returned None at t = {view.now:g}; {_POSITIONS_HINT}")
-    try:
-        values = list(returned)  # type: ignore[call-overload]
-        decisions = np.asarray(values, dtype=np.int64)
-        exact = len(values) == 0 or np.array_equal(decisions, np.asarray(values, dtype=np.float64))
-    except (TypeError, ValueError, OverflowError):
-        exact = False
-    if not exact or decisions.ndim != 1:
-        raise SimulationError(
-            f"policy {name!r} returned {_preview(returned)} at t = {view.now:g}, not a list of integer positions; "
-            + _POSITIONS_HINT
-        )
-    unknown = decisions[~np.isin(decisions, view.queue)]
-    if unknown.size:
-        ids = view.jobs.job_id
-        looks_like_ids = bool(np.isin(unknown, ids[view.queue]).all()) if view.queue.size else False
-        raise SimulationError(
-            f"policy {name!r} returned {int(unknown[0])}, which is not a position in view.queue at t = {view.now:g}"
-            + (" (it is a queued job's id)" if looks_like_ids else "")
-            + f"; {_POSITIONS_HINT}"
-        )
-    return decisions
-
-
-def _preview(value: object, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -> None:
