@@ -229,9 +229,11 @@ def external_pass(
     power_sums: tuple[float, float, float],
 ) -> int:
     """What the kernel calls at a Python policy's pass (from an ``objmode`` block: a module-level function, so
-    that numba's cache can refer to it by name); the run's :class:`PythonPass` does the work."""
-    stack = _local.__dict__.get("stack")
-    if not stack:
-        raise SimulationError("a Python policy's pass outside simulate(): no policy to hand it to")
-    handler: PythonPass = stack[-1]
-    return handler(now, free, qlen, rc, ints, times, power_sums)
+    that numba's cache can refer to it by name); the run's :class:`PythonPass` does the work. The lookup is tried
+    rather than checked first: it runs at every pass, and an error from the policy itself is raised again as is."""
+    try:
+        return _local.stack[-1](now, free, qlen, rc, ints, times, power_sums)
+    except (AttributeError, IndexError):
+        if getattr(_local, "stack", None):
+            raise
+        raise SimulationError("a Python policy's pass outside simulate(): no policy to hand it to") from None
