@@ -96,7 +96,24 @@ _UNTRACKED = pytest.StashKey[set[str] | None]()
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        group = "slurm" if item.get_closest_marker("slurm") is not None else f"file:{item.path.name}"
-        item.add_marker(pytest.mark.xdist_group(group))
+        marker = item.get_closest_marker("xdist_group")
+        if marker is None:
+            group = "slurm" if item.get_closest_marker("slurm") is not None else f"file:{item.path.name}"
+            item.add_marker(pytest.mark.xdist_group(group))
+        else:
+            group = str(marker.args[0])
+        if getattr(config.option, "loadgroup", False):
+            _suffix_group(item, group)
+
+
+def _suffix_group(item: pytest.Item, group: str) -> None:
+    """Name the item ``NODEID@GROUP`` in an xdist worker, the form by which the controller keeps a group on one
+    worker. pytest-xdist 3.8 does this itself by setting ``item._nodeid``, which pytest 9.2 no longer reads (the
+    id is ``item._id``, a NodeId): without this every test was scheduled apart, so a file's module fixtures ran on
+    both workers and each worker started its own session testbed. On an older pytest xdist's own suffix works."""
+    try:
+        from _pytest.nodeid import coerce_node_id  # pytest >= 9.2
+    except ImportError:
+        return
+    if "@" not in item.nodeid:
+        item._id = coerce_node_id(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
