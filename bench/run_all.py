@@ -27,6 +27,7 @@ BENCHMARKS = [
     "cli_time.py",
     "startup.py",
     "first_run.py",
+    "doc_durations.py",
     "stopping.py",
     "reproduce.py",
     "swf_read.py",

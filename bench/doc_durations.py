@@ -1,0 +1,116 @@
+"""Benchmark (issue 32, item 6): how long the commands take whose run time README.md and docs/ state.
+
+A command line printed in a page with a run time in its comment (``.venv/bin/wattsched eamc grid ... # ...: about
+10 s``) promises that time to the reader. This benchmark runs each such command exactly as printed, the way
+tests/test_docs_commands.py runs a page (a folder laid out like the repository root beside ``../shared/data``, the
+page's saved files written first), times its wall clock, and writes the figures to ``docs/durations.json``, which
+is tracked: tests/test_docs_durations.py fails when a page states less than the figure recorded for its command
+(or when a command with a stated time has no figure).
+
+Run it on an idle machine (the load average is recorded with each figure). Commands stated at over 15 minutes
+(the longest full settings) run only with ``--long``; a figure already recorded is kept for the commands not
+run this time, and dropped once no page prints its command.
+
+    .venv/bin/python bench/doc_durations.py                 # every stated command up to 15 min: about 40 min
+    .venv/bin/python bench/doc_durations.py --long          # and papers 000 and 001 in full: about 45 min more
+    .venv/bin/python bench/doc_durations.py --only "eamc grid"   # the commands holding this text
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))  # the docs test's page layout and parser: one definition of both
+
+import targets  # noqa: E402
+from stated_durations import LONG_S, RECORD, StatedCommand, stated_commands  # noqa: E402
+from test_docs_commands import BLOCKS, Pages, _env  # noqa: E402
+
+
+def _prepare(pages: Pages, page: Path) -> Path:
+    """The page's working folder with its saved files and campaign specs written (what its commands read)."""
+    cwd = pages.workdir(page)
+    for block in BLOCKS:
+        if block.page == page and "spec" in block.markers and "skip" not in block.markers:
+            (cwd / block.markers["spec"]).write_text(block.text + "\n", encoding="utf-8")
+    return cwd
+
+
+def measure(stated: StatedCommand, pages: Pages) -> float:
+    """Wall seconds of the command as printed, from the page's folder; a failure stops the benchmark."""
+    cwd = _prepare(pages, stated.page)
+    t0 = time.perf_counter()
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", stated.command], cwd=cwd, env=_env(), check=False)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{stated.where}: `{stated.command}` exited {done.returncode}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--long", action="store_true", help="also the commands stated at over 15 minutes")
+    parser.add_argument("--only", action="append", default=[], help="only the commands holding this text")
+    args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress seen as it goes, when piped
+    commands = stated_commands()
+    old = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    record = {c.command: old[c.command] for c in commands if c.command in old}  # drop what no page prints
+    firsts: dict[str, StatedCommand] = {}  # a command printed twice runs once
+    for c in commands:
+        firsts.setdefault(c.command, c)
+    todo = [
+        c
+        for c in firsts.values()
+        if (args.long or c.promise_s <= LONG_S) and (not args.only or any(text in c.command for text in args.only))
+    ]
+    print(f"{len(todo)} of {len(commands)} stated commands to run")
+    with tempfile.TemporaryDirectory(prefix="wattsched-doc-durations-") as tmp:
+        pages = Pages(Path(tmp))
+        for n, stated in enumerate(todo, 1):
+            load = os.getloadavg()[0]
+            seconds = measure(stated, pages)
+            verdict = "ok" if seconds <= stated.allowed_s else "MORE THAN STATED"
+            print(f"[{n}/{len(todo)}] {stated.where}: {seconds:.1f} s (stated {stated.stated!r}): {verdict}")
+            record[stated.command] = {
+                "seconds": round(seconds, 1),
+                "page": stated.where,
+                "load_before": round(load, 2),
+                "cores": os.cpu_count(),
+                "measured": datetime.date.today().isoformat(),
+            }
+            tmp_record = RECORD.with_suffix(".tmp")  # written after every command: an interrupted run keeps its figures
+            tmp_record.write_text(json.dumps(dict(sorted(record.items())), indent=1, ensure_ascii=False) + "\n")
+            tmp_record.replace(RECORD)
+
+    over = [c.where for c in commands if c.command in record and record[c.command]["seconds"] > c.allowed_s]
+    unmeasured = [c.where for c in commands if c.command not in record]
+    print(f"stated less than measured: {over or 'none'}; not measured: {unmeasured or 'none'}")
+    targets.record(
+        "doc_durations",
+        [
+            targets.Target(
+                "printed commands whose page states less time than they took (docs/durations.json)",
+                len(over),
+                0,
+                "commands",
+                note=f"{len(commands) - len(unmeasured)} of {len(commands)} stated commands measured"
+                + (f"; not measured: {', '.join(unmeasured)}" if unmeasured else "")
+                + (f"; over: {', '.join(over)}" if over else ""),
+            )
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()
