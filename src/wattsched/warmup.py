@@ -7,17 +7,21 @@ Each *step* runs a tiny version of documented commands through the code paths th
 kernel is compiled with the argument types the commands pass (numba compiles one machine-code version per type
 signature; a kernel warmed with other types would compile again on the user's run):
 
-- ``queue``: an SWF file read, and every queue policy (``simulate`` without power, ``dispatch``, ``rmap``, the
-  campaigns and reproductions built on them);
-- ``power``: a Marconi100-like workload under EASY+PC with a capped window on real and on online-predicted power
-  (the power timeline, the cap metrics, the history predictor online and as ``predict power`` sweeps it),
-  written in the evalys layout (the node allocation);
-- ``studies``: paper 002's DVFS priority backfilling (``eamc``) and the PM100 extraction of ``dataset build``.
+- ``queue``: every queue policy (``simulate`` without power, ``dispatch``, ``rmap``, the campaigns and
+  reproductions built on them);
+- ``power-metrics``: the power timeline and the cap metrics of a Marconi100-like workload under a capped window,
+  on a schedule made up without simulating (each job at its submission), so this step needs no simulation kernel
+  and runs beside ``queue``;
+- ``studies``: an SWF file read, paper 002's DVFS priority backfilling (``eamc``) and the PM100 extraction of
+  ``dataset build``;
+- ``power``, once ``queue`` is done: EASY+PC on real and on online-predicted power (the history predictor online
+  and as ``predict power`` sweeps it), written in the evalys layout (the node allocation).
 
 Issue 32 measured the first power run after set-up at 39.2 s when only the queue policies were warmed (4.5 s the
-second time). Compilation is single-threaded, so the steps run in separate processes, two at a time, and set-up
-takes no longer than warming the queue policies alone did (tests/test_warmup.py checks that a documented command
-run after it compiles nothing).
+second time). Compilation is single-threaded, so the steps run in separate processes, two at a time. A step that
+simulates waits for ``queue``: it would otherwise compile the simulation kernel (about 40 s) a second time, in
+parallel, before either process had cached it. tests/test_warmup.py checks that a documented command run after
+the warm-up compiles nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +38,14 @@ from pathlib import Path
 def _queue(tmp: Path) -> None:
     from wattsched.engine.simulate import simulate
     from wattsched.policies.registry import POLICIES
+    from wattsched.workload.generate import generate_m100like
+
+    jobs = generate_m100like(20, seed=0).jobs  # the kernel's types do not depend on the reader (simulate casts)
+    for name in POLICIES:
+        simulate(jobs, name, 980)
+
+
+def _swf(tmp: Path) -> None:
     from wattsched.workload.swf import read_swf
 
     path = tmp / "warmup.swf"
@@ -43,9 +55,7 @@ def _queue(tmp: Path) -> None:
         "2 1 -1 5 4 -1 -1 4 10 -1 1 1 1 -1 1 -1 -1 -1\n"
         "3 2 -1 0 1 -1 -1 1 0 -1 1 2 1 -1 1 -1 -1 -1\n"
     )
-    jobs = read_swf(path).jobs
-    for name in POLICIES:
-        simulate(jobs, name, 4)
+    read_swf(path)
 
 
 def _power(tmp: Path) -> None:
@@ -65,6 +75,35 @@ def _power(tmp: Path) -> None:
     run_power_prediction(workload, "history", history=HistoryConfig(window=None, fallback_watts=fallback))
 
 
+def _power_metrics(tmp: Path) -> None:
+    import polars as pl
+
+    from wattsched.power.run import power_outputs, with_estimates
+    from wattsched.runs import power_setup
+    from wattsched.workload.generate import generate_m100like
+
+    capped = power_setup("marconi100", "gaussian99", source="real", cap=0.5, window=10800.0)
+    assert capped is not None  # None only without a platform
+    jobs = with_estimates(generate_m100like(200, seed=1).jobs, capped)
+    start, runtime = pl.col("submit_time"), pl.col("runtime")
+    schedule = jobs.select(  # the columns and types of a simulated schedule (engine.simulate)
+        "job_id",
+        "user_id",
+        "submit_time",
+        start.alias("start_time"),
+        (start + runtime).alias("end_time"),
+        pl.lit(0.0).alias("wait"),
+        "size",
+        "walltime",
+        "runtime",
+        runtime.alias("trace_runtime"),
+        pl.col("walltime").alias("estimate"),
+        pl.lit(False).alias("killed"),
+        start.alias("first_reservation"),
+    )
+    power_outputs(jobs, schedule, capped, capped.platform.nodes, baseline=False)
+
+
 def _studies(tmp: Path) -> None:
     from wattsched.dataset.build import build_dataset
     from wattsched.dataset.synthetic import place_jobs, write_synthetic_exadata
@@ -74,6 +113,7 @@ def _studies(tmp: Path) -> None:
     from wattsched.studies.eamc.policies import EAMC_POLICIES, EAMCOptions
     from wattsched.studies.eamc.workloads import generate_eamc_workload
 
+    _swf(tmp)  # the SWF tokenizer, here rather than in ``queue``, the longest step
     try:
         machine = load_dvfs_platform("eamc-p1p2")
     except DVFSConfigError:  # paper 002's model is learned data, found as eamc finds it: nothing to warm without it
@@ -89,32 +129,47 @@ def _studies(tmp: Path) -> None:
     build_dataset(placed.jobs, tmp / "telemetry", workers=1)
 
 
-STEPS: dict[str, Callable[[Path], None]] = {"queue": _queue, "power": _power, "studies": _studies}
+#: Each step's function and the steps it waits for, in the order they are started.
+STEPS: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
+    "queue": (_queue, ()),
+    "power-metrics": (_power_metrics, ()),
+    "studies": (_studies, ()),
+    "power": (_power, ("queue",)),
+}
 
 
 def run_step(name: str) -> None:
     """Run one step in this process (``python -m wattsched.warmup --step NAME``)."""
     with tempfile.TemporaryDirectory(prefix="wattsched-warmup-") as tmp:
-        STEPS[name](Path(tmp))
+        STEPS[name][0](Path(tmp))
 
 
 def warm_up(parallel: int = 2) -> float:
-    """Run every step, ``parallel`` processes at a time; returns the seconds spent. A failed step is a
-    RuntimeError naming it (its output is shown): set-up must not pass with a kernel left to compile."""
+    """Run every step, ``parallel`` processes at a time, each once the steps it waits for are done; returns the
+    seconds spent. A failed step is a RuntimeError naming it (its output is shown): set-up must not pass with a
+    kernel left to compile."""
     t0 = time.perf_counter()
     pending = list(STEPS)
+    done: set[str] = set()
     running: list[tuple[str, subprocess.Popen[bytes]]] = []
     failed: list[str] = []
     try:
         while pending or running:
-            while pending and len(running) < max(parallel, 1):
-                name = pending.pop(0)
+            ready = [name for name in pending if set(STEPS[name][1]) <= done]
+            while ready and len(running) < max(parallel, 1):
+                name = ready.pop(0)
+                pending.remove(name)
                 argv = [sys.executable, "-m", "wattsched.warmup", "--step", name]
                 running.append((name, subprocess.Popen(argv, env=os.environ.copy())))
+            if not running:  # a step waits for one that failed
+                failed.extend(pending)
+                break
             time.sleep(0.05)  # the next finished step frees its slot
             for name, proc in [(n, p) for n, p in running if p.poll() is not None]:
                 running.remove((name, proc))
-                if proc.returncode != 0:
+                if proc.returncode == 0:
+                    done.add(name)
+                else:
                     failed.append(name)
     finally:
         for _, proc in running:  # Ctrl-C: leave no compiling child behind
