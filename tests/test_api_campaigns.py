@@ -21,7 +21,6 @@ from wattsched.api.campaigns import (
 )
 from wattsched.api.reproduce import (
     ReproduceError,
-    ignored_reproduce_options,
     paper_id,
     reproduce_paper,
     reproduction_output,
@@ -122,8 +121,6 @@ def test_reproduction_arguments_are_checked_before_anything_runs(tmp_path: Path)
         paper_id("9")
     assert reproduction_output("2", quick=True) == Path("reproduce-002-quick")
     assert reproduction_output("002") == Path("reproduce-002")
-    assert ignored_reproduce_options("4", 2) == ["--workers is ignored: paper 004's reproduction runs in one process"]
-    assert ignored_reproduce_options("4", None) == [] and ignored_reproduce_options("0", 2) == []
     with pytest.raises(ReproduceError, match="seed_count must be at least 1"):
         reproduce_paper("000", tmp_path / "out", seed_count=0)
     assert not (tmp_path / "out").exists()

@@ -192,16 +192,20 @@ def test_renamed_options_still_work_with_a_warning(tmp_path) -> None:
     assert result.exit_code == 2 and result.stderr.startswith("error: missing option --job-table")
 
 
-def test_an_ignored_workers_option_of_reproduce_warns(monkeypatch, tmp_path) -> None:
-    # paper 004's reproduction runs in one process: --workers would be silently ignored
+def test_every_reproduction_takes_workers(monkeypatch, tmp_path) -> None:
+    # paper 004's RMAP grid ran in one process and --workers warned that it was ignored; since issue 32 it runs
+    # its samples on the workers, like the other papers
+    seen = []
+
     def stop(*args, **kwargs):
+        seen.append(kwargs.get("workers"))
         raise ValueError("stopped by the test before running")
 
     monkeypatch.setattr("wattsched.reproduce.runner.reproduce", stop)
-    result = runner.invoke(app, ["reproduce", "004", "--workers", "2", "--output", str(tmp_path / "r")])
-    assert "warning: --workers is ignored: paper 004's reproduction runs in one process" in result.stderr
-    result = runner.invoke(app, ["reproduce", "003", "--workers", "2", "--output", str(tmp_path / "r")])
-    assert "--workers is ignored" not in result.stderr
+    for paper in ("003", "004"):
+        result = runner.invoke(app, ["reproduce", paper, "--workers", "2", "--output", str(tmp_path / "r")])
+        assert "ignored" not in result.stderr, result.stderr
+    assert seen == [2, 2]
 
 
 # ------------------------------------------------------------------ issue 31 item 9: values refused or said in one line

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+import wattsched.reproduce.paper004 as paper004
 from wattsched.reproduce.paper004 import EXAMPLE_POLICIES, OTHER_T_REQ, T_REQ, readings, samples, worked_example
 from wattsched.reproduce.runner import ReproduceContext, ReproduceError
 from wattsched.studies.rmap.machine import rmap_cab_details
@@ -46,6 +47,21 @@ def test_quick_has_at_least_ten_samples_and_several_per_seed(tmp_path) -> None:
     per_seed = {s: sum(d == s for _, d, _ in got) for s in (0, 1, 2)}
     assert min(per_seed.values()) >= 3  # each seed's verdict rests on several trace draws
     assert len({t for _, _, t in got}) == len(got)  # every sample has its own traces
+
+
+def test_the_grid_is_the_same_on_one_and_on_two_workers(tmp_path, monkeypatch) -> None:
+    """Issue 32 runs the samples on the reproduction's workers: gathered in sample order, every table is the one
+    the serial loop built (one replicate on two seeds: two samples, one per worker)."""
+    monkeypatch.setattr(paper004, "QUICK_REPLICATES", 1)
+    grids = []
+    for workers in (1, 2):
+        ctx = ReproduceContext("004", tmp_path / str(workers), quick=True, seeds=(0, 1), workers=workers)
+        grids.append(paper004.run_grid(ctx))
+    serial, parallel = grids
+    for name in ("jobs", "other", "sparse", "mix", "arrivals"):
+        a, b = getattr(serial, name), getattr(parallel, name)
+        assert a.height > 0 and a["sample"].unique().sort().to_list() == [0, 1], name
+        assert a.equals(b), name
 
 
 def test_the_t_req_option_picks_the_default_reading(tmp_path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from wattsched.core.data_folder import shared_data_dir
-from wattsched.reproduce.claims import PAPERS, SERIAL_PAPERS
+from wattsched.reproduce.claims import PAPERS
 from wattsched.reproduce.report import phase_line
 from wattsched.reproduce.runner import ReproduceError, Reproduction, stop_workers
 
@@ -20,7 +20,6 @@ __all__ = [
     "ReproduceError",
     "Reproduction",
     "claim_rows",
-    "ignored_reproduce_options",
     "paper_id",
     "phase_line",
     "reproduce_paper",
@@ -41,14 +40,6 @@ def paper_id(paper: str) -> str:
 def reproduction_output(paper: str, quick: bool = False) -> Path:
     """The default output folder: ``reproduce-PAPER`` (``reproduce-PAPER-quick`` for the quick setting)."""
     return Path(f"reproduce-{paper_id(paper)}{'-quick' if quick else ''}")
-
-
-def ignored_reproduce_options(paper: str, workers: int | None) -> list[str]:
-    """The options a reproduction ignores, each as a warning: a serial paper runs in one process."""
-    paper = paper_id(paper)
-    if workers is not None and paper in SERIAL_PAPERS:
-        return [f"--workers is ignored: paper {paper}'s reproduction runs in one process"]
-    return []
 
 
 def reproduce_paper(

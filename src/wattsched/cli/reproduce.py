@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wattsched.cli.choices import complete_paper
-from wattsched.cli.common import console, emit_json, err, fail, renamed_option, warn
+from wattsched.cli.common import console, emit_json, err, fail, renamed_option
 from wattsched.cli.progress import track
 from wattsched.cli.stoppable import exit_interrupted
 from wattsched.core.errors import WorkloadError
@@ -54,7 +54,6 @@ def reproduce(
     from wattsched.api.reproduce import (
         ReproduceError,
         claim_rows,
-        ignored_reproduce_options,
         paper_id,
         phase_line,
         reproduce_paper,
@@ -76,8 +75,6 @@ def reproduce(
         if not sep or not name.strip():
             fail(f"--set takes NAME=VALUE, got {item!r}")
         options[name.strip()] = value.strip()
-    for note in ignored_reproduce_options(paper, workers):
-        warn(note)
     command = "wattsched " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
 
     started = time.perf_counter()

@@ -38,9 +38,6 @@ KINDS = ("exact", "number", "order", "data", "setup")
 #: Kinds whose value does not depend on the seed: judged once, not per seed.
 SEED_FREE_KINDS = ("exact", "setup")
 PAPERS = ("000", "001", "002", "003", "004")
-#: Papers whose reproduction runs in one process (``reproduce/paper004.py`` takes no workers: its RMAP grid is
-#: seconds long), so that the CLI warns that ``--workers`` is ignored for them.
-SERIAL_PAPERS = ("004",)
 #: The seed rule's majority: a claim holds (differs) only if at least this share of its seeds hold (differ).
 SEED_MAJORITY = 2 / 3
 

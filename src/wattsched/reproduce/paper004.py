@@ -23,11 +23,15 @@ the default t_req with arrival gaps scaled by its own mean t_req (the arrival ra
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from wattsched.core.executors import map_tasks
 from wattsched.reproduce.claims import ClaimResult, Spread
 from wattsched.reproduce.paper004_claims import (
     EXAMPLE_POLICIES,
@@ -135,54 +139,77 @@ class Grid:
     arrivals: pl.DataFrame
 
 
+@functools.lru_cache(maxsize=16)
+def _details(data_seed: int) -> tuple[JobDetails, JobDetails]:
+    """(measured details, the configuration model fitted to them) of one data seed: shared by the samples of the
+    seed that a process runs."""
+    oracle = rmap_cab_details(data_seed)
+    return oracle, fit_config_model(oracle, 0.1, seed=data_seed)[0]
+
+
+def _sample_runs(task: tuple[int, int, int, TReq, TReq]) -> dict[str, pl.DataFrame]:
+    """The jobs of every run of one sample, tagged with it (a worker's task: a sample's data and traces come
+    from its own seeds, so the samples can run in any process and order)."""
+    k, data_seed, trace_seed, main, other = task
+    oracle, model = _details(data_seed)
+    flat = [a.name for a in RMAP_CAB_APPS if not a.scalable]
+    tag = [pl.lit(k).alias("sample"), pl.lit(data_seed).alias("data_seed"), pl.lit(trace_seed).alias("trace_seed")]
+    grids = {
+        "jobs": run_rmap_grid(oracle, model, seed=trace_seed, t_req=main),
+        "other": run_rmap_grid(oracle, model, seed=trace_seed, t_req=other, other_sources=False),
+        "sparse": run_rmap_grid(
+            oracle,
+            model,
+            traces=LARGE,
+            policies=(A0, AU),
+            seed=trace_seed,
+            arrival_scale=SPARSE_ARRIVALS,
+            other_sources=False,
+            t_req=main,
+        ),
+        "mix": run_rmap_grid(
+            JobDetails([oracle[a] for a in flat]),
+            JobDetails([model[a] for a in flat]),
+            traces=("large", *RANDOM),
+            policies=(T, N, A0, AU),
+            seed=trace_seed,
+            other_sources=False,
+            t_req=main,
+        ),
+        "arrivals": run_rmap_grid(
+            oracle,
+            model,
+            traces=LARGE,
+            policies=(T, N, A0, AU),
+            seed=trace_seed,
+            other_sources=False,
+            t_req=main,
+            arrival_reference="t_req",
+        ),
+    }
+    return {name: jobs.with_columns(tag) for name, (jobs, _, _) in grids.items()}
+
+
+def _draw(task: tuple[Any, ...]) -> list[Path]:
+    """Draw one of the two halves of the figures (a worker's task, about even: Figs. 8–15 from the grid; the
+    model's, the calibration and Table 4's); the paths written."""
+    if task[0] == "grid":
+        _, jobs, folder = task
+        return write_rmap_figures(jobs, folder)
+    _, errors, t4, folder = task
+    return write_model_figures(errors, folder) + write_calibration_figure(folder) + write_table4_figure(t4, folder)
+
+
 def run_grid(ctx: ReproduceContext, main: TReq = T_REQ, other: TReq = OTHER_T_REQ) -> Grid:
     """Every run of :class:`Grid` under the ``main`` reading, and the main grid under the ``other`` one (without the
-    other data source: no claim uses it)."""
+    other data source: no claim uses it); the samples on ``ctx.workers`` processes, gathered in sample order (the
+    same tables on any number of workers)."""
     runs: dict[str, list[pl.DataFrame]] = {k: [] for k in ("jobs", "other", "sparse", "mix", "arrivals")}
-    details: dict[int, tuple[JobDetails, JobDetails]] = {}
-    flat = [a.name for a in RMAP_CAB_APPS if not a.scalable]
-    todo = samples(ctx)
-    for k, data_seed, trace_seed in ctx.track(todo, len(todo), "RMAP grid"):
-        if data_seed not in details:
-            oracle = rmap_cab_details(data_seed)
-            details[data_seed] = (oracle, fit_config_model(oracle, 0.1, seed=data_seed)[0])
-        oracle, model = details[data_seed]
-        tag = [pl.lit(k).alias("sample"), pl.lit(data_seed).alias("data_seed"), pl.lit(trace_seed).alias("trace_seed")]
-        grids = {
-            "jobs": run_rmap_grid(oracle, model, seed=trace_seed, t_req=main),
-            "other": run_rmap_grid(oracle, model, seed=trace_seed, t_req=other, other_sources=False),
-            "sparse": run_rmap_grid(
-                oracle,
-                model,
-                traces=LARGE,
-                policies=(A0, AU),
-                seed=trace_seed,
-                arrival_scale=SPARSE_ARRIVALS,
-                other_sources=False,
-                t_req=main,
-            ),
-            "mix": run_rmap_grid(
-                JobDetails([oracle[a] for a in flat]),
-                JobDetails([model[a] for a in flat]),
-                traces=("large", *RANDOM),
-                policies=(T, N, A0, AU),
-                seed=trace_seed,
-                other_sources=False,
-                t_req=main,
-            ),
-            "arrivals": run_rmap_grid(
-                oracle,
-                model,
-                traces=LARGE,
-                policies=(T, N, A0, AU),
-                seed=trace_seed,
-                other_sources=False,
-                t_req=main,
-                arrival_reference="t_req",
-            ),
-        }
-        for name, (jobs, _, _) in grids.items():
-            runs[name].append(jobs.with_columns(tag))
+    todo = [(k, data_seed, trace_seed, main, other) for k, data_seed, trace_seed in samples(ctx)]
+    workers = max(1, min(ctx.workers, len(todo)))
+    for grids in ctx.track(map_tasks(_sample_runs, todo, workers=workers), len(todo), "RMAP grid"):
+        for name, jobs in grids.items():
+            runs[name].append(jobs)
     return Grid(**{name: pl.concat(frames) for name, frames in runs.items()})
 
 
@@ -311,13 +338,11 @@ def run(ctx: ReproduceContext) -> PaperRun:
     )
     fig_dir = ctx.out / "figures"
     ctx.phase("figures")
-    figures = write_rmap_figures(grid.jobs, fig_dir)
     first = todo[0][1]
     _, errors = fit_config_model(rmap_cab_details(first), 0.1, seed=first)
-    figures += write_model_figures(errors, fig_dir)
-    figures += write_calibration_figure(fig_dir)
     t4: dict[str, dict[str, Spread]] = {main: table4(grid.jobs), alt: table4(grid.other)}
-    figures += write_table4_figure(t4, fig_dir)
+    tasks = [("grid", grid.jobs, fig_dir), ("model", errors, t4, fig_dir)]
+    figures = [path for paths in map_tasks(_draw, tasks, workers=max(1, min(ctx.workers, 2))) for path in paths]
     trad14 = grid.jobs.filter(
         (pl.col("trace") == "random2")
         & (pl.col("bound") == max(BOUNDS))
