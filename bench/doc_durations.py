@@ -7,7 +7,8 @@ page's saved files written first), times its wall clock, and writes the figures 
 is tracked: tests/test_docs_durations.py fails when a page states less than the figure recorded for its command
 (or when a command with a stated time has no figure).
 
-Run it on an idle machine (the load average is recorded with each figure). Commands stated at over 15 minutes
+Run it on an idle machine (the load average is recorded with each figure); it first runs the set-up's warm-up, so
+the figures are what a user sees after ``make setup``. Commands stated at over 15 minutes
 (the longest full settings) run only with ``--long``; a figure already recorded is kept for the commands not
 run this time, and dropped once no page prints its command.
 
@@ -75,6 +76,9 @@ def main() -> None:
         if (args.long or c.promise_s <= LONG_S) and (not args.only or any(text in c.command for text in args.only))
     ]
     print(f"{len(todo)} of {len(commands)} stated commands to run")
+    # what `make setup` leaves: the numba cache is keyed on the numba modules' sources, so after an edit the first
+    # command would pay the compilation (a measured 252 s instead of 126 s for `reproduce 000 --quick`)
+    subprocess.run([sys.executable, "-m", "wattsched.warmup"], env=_env(), cwd=REPO, check=True)
     with tempfile.TemporaryDirectory(prefix="wattsched-doc-durations-") as tmp:
         pages = Pages(Path(tmp))
         for n, stated in enumerate(todo, 1):
