@@ -140,18 +140,18 @@ class Grid:
 
 
 @functools.lru_cache(maxsize=16)
-def _details(data_seed: int) -> tuple[JobDetails, JobDetails]:
-    """(measured details, the configuration model fitted to them) of one data seed: shared by the samples of the
-    seed that a process runs."""
+def _details(data_seed: int) -> tuple[JobDetails, JobDetails, pl.DataFrame]:
+    """(measured details, the configuration model fitted to them, the model's per-point errors) of one data seed:
+    shared by the samples of the seed that a process runs, and by the model figures."""
     oracle = rmap_cab_details(data_seed)
-    return oracle, fit_config_model(oracle, 0.1, seed=data_seed)[0]
+    return oracle, *fit_config_model(oracle, 0.1, seed=data_seed)
 
 
 def _sample_runs(task: tuple[int, int, int, TReq, TReq]) -> dict[str, pl.DataFrame]:
     """The jobs of every run of one sample, tagged with it (a worker's task: a sample's data and traces come
     from its own seeds, so the samples can run in any process and order)."""
     k, data_seed, trace_seed, main, other = task
-    oracle, model = _details(data_seed)
+    oracle, model, _ = _details(data_seed)
     flat = [a.name for a in RMAP_CAB_APPS if not a.scalable]
     tag = [pl.lit(k).alias("sample"), pl.lit(data_seed).alias("data_seed"), pl.lit(trace_seed).alias("trace_seed")]
     grids = {
@@ -339,7 +339,7 @@ def run(ctx: ReproduceContext) -> PaperRun:
     fig_dir = ctx.out / "figures"
     ctx.phase("figures")
     first = todo[0][1]
-    _, errors = fit_config_model(rmap_cab_details(first), 0.1, seed=first)
+    errors = _details(first)[2]
     t4: dict[str, dict[str, Spread]] = {main: table4(grid.jobs), alt: table4(grid.other)}
     tasks = [("grid", grid.jobs, fig_dir), ("model", errors, t4, fig_dir)]
     figures = [path for paths in map_tasks(_draw, tasks, workers=max(1, min(ctx.workers, 2))) for path in paths]
