@@ -216,3 +216,23 @@ def test_estimate_options() -> None:
     assert default["est_dyn_std"].to_numpy() == pytest.approx(q * std)
     assert sqrt["est_dyn_std"].to_numpy() == pytest.approx(q**0.5 * std)
     assert naive["est_dyn_max"].to_numpy() == pytest.approx(1860.0 * q)
+
+
+def test_the_uncapped_baseline_is_reused_only_for_an_equal_job_table() -> None:
+    """``power.run.uncapped_easy`` keeps the last baselines (a campaign runs every check and cap of a window
+    against the same one): an equal table gets the kept schedule, equal to a fresh simulation; a table that
+    differs in one value, or another machine size or kill grace, is simulated again."""
+    from wattsched.engine.simulate import simulate
+    from wattsched.power import run as power_run
+
+    jobs = generate_m100like(300, seed=8).jobs.filter(pl.col("runtime") > 0)
+    power_run._REFERENCES.clear()
+    first = power_run.uncapped_easy(jobs, 980, 0.0)
+    assert power_run.uncapped_easy(jobs.clone(), 980, 0.0) is first
+    assert first.equals(simulate(jobs, "easy", 980).schedule)
+    longer = jobs.with_columns(pl.when(pl.int_range(pl.len()) == 5).then(pl.col("runtime") * 2).otherwise("runtime"))
+    changed = power_run.uncapped_easy(longer, 980, 0.0)
+    assert changed is not first and changed.equals(simulate(longer, "easy", 980).schedule)
+    assert power_run.uncapped_easy(jobs, 490, 0.0) is not first
+    assert power_run.uncapped_easy(jobs, 980, 30.0) is not first
+    assert sum(map(len, power_run._REFERENCES.values())) <= power_run._REFERENCE_CACHE

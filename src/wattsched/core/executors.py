@@ -24,6 +24,12 @@ other thread runs and no lock is shared: an interruption anywhere leaves nothing
 is terminating its workers and closing its pipes. A worker's death is seen at once, whether it was computing or
 sending (its pipe reaches end of file, since only it holds the other end), and raises
 :class:`~concurrent.futures.process.BrokenProcessPool` instead of hanging.
+
+Inside :func:`shared_workers` (a reproduction: 8–10 fan-outs in one command), every local fan-out of this thread
+uses the same worker processes instead of starting its own: a fresh worker spends about 3 s importing the toolkit
+and loading the compiled kernels from the cache before its first result (measured: 2 power runs on a fresh
+2-worker pool 3.2–3.5 s, 100 runs 6.5 s), which was a fifth of ``reproduce 000 --quick``. A fan-out that stops
+early (an error, a stop, the consumer closing it) still ends those workers at once; the next one starts new ones.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import threading
 import traceback
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -88,12 +95,83 @@ def _local(fn: Callable[[T], R], items: Sequence[T], workers: int, ordered: bool
     if not items:
         return
     busy_at_most = len(items) if in_flight is None or ordered else max(in_flight, 1)
-    pool = _Pool(fn, min(workers, busy_at_most, len(items)))  # ends what it started if interrupted meanwhile
+    size = min(workers, busy_at_most, len(items))
+    shared = _Shared.usable()
+    if shared is not None:
+        yield from shared.results(fn, items, ordered, size)
+        return
+    pool = _Pool(size)  # ends what it started if interrupted meanwhile
     try:
-        yield from pool.results(items, ordered)
+        yield from pool.results(fn, items, ordered, size)
         pool.close()
     finally:  # however the consumer stopped (an error, a stop, closing the iterator): no worker outlives it
         pool.end()
+
+
+@contextlib.contextmanager
+def shared_workers() -> Iterator[None]:
+    """Within this block, the local fan-outs of this thread (``map_tasks`` with ``executor="local"`` and more than
+    one worker) share one set of worker processes, started at the first and grown to the largest number asked
+    for; they are ended when the block exits. A fan-out started while another is being consumed gets workers of
+    its own, as outside the block. A nested block shares the outer one's workers."""
+    if _Shared.active() is not None:
+        yield
+        return
+    shared = _Shared()
+    _THREAD.shared = shared
+    try:
+        yield
+    finally:
+        _THREAD.shared = None
+        shared.close()
+
+
+#: Per thread: the :class:`_Shared` of its open :func:`shared_workers` block.
+_THREAD = threading.local()
+
+
+class _Shared:
+    """The worker processes of a :func:`shared_workers` block."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()  # a forked child inherits the thread's state, not its workers
+        self.pool: _Pool | None = None
+        self.busy = False
+
+    @staticmethod
+    def active() -> _Shared | None:
+        shared: _Shared | None = getattr(_THREAD, "shared", None)
+        return shared if shared is not None and shared.pid == os.getpid() else None
+
+    @classmethod
+    def usable(cls) -> _Shared | None:
+        """The open block's workers, if no fan-out is using them."""
+        shared = cls.active()
+        return shared if shared is not None and not shared.busy else None
+
+    def results(self, fn: Callable[[Any], Any], items: Sequence[Any], ordered: bool, size: int) -> Iterator[Any]:
+        self.busy = True
+        done = False
+        try:
+            if self.pool is None:
+                self.pool = _Pool(size)
+            else:
+                self.pool.grow(size)
+            yield from self.pool.results(fn, items, ordered, size)
+            done = True
+        finally:
+            self.busy = False
+            if not done and self.pool is not None:  # stopped with tasks possibly running: end them now
+                pool, self.pool = self.pool, None
+                pool.end()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            try:
+                pool.close()
+            finally:
+                pool.end()
 
 
 class _RemoteError:
@@ -122,11 +200,16 @@ class _RemoteTraceback(Exception):
         return f'\n"""\n{self.args[0]}"""'
 
 
-def _serve(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) -> None:
-    """A worker: run each task received (``(key, item)``) and send back ``(key, True, result)`` or ``(key, False,
-    error)``, until a ``None`` or the end of the pipe. :func:`worker_init` first (Ctrl-C ignored, exits with its
-    parent)."""
+#: The key of a message that gives a worker the function of the tasks that follow.
+_FUNCTION = -1
+
+
+def _serve(conn: Connection, parent_pid: int) -> None:
+    """A worker: run each task received (``(key, item)``) with the function last received (``(_FUNCTION, fn)``)
+    and send back ``(key, True, result)`` or ``(key, False, error)``, until a ``None`` or the end of the pipe.
+    :func:`worker_init` first (Ctrl-C ignored, exits with its parent)."""
     worker_init(parent_pid)
+    fn: Callable[[Any], Any] | None = None
     while True:
         try:
             task = conn.recv()
@@ -135,6 +218,10 @@ def _serve(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) -> None:
         if task is None:
             return
         key, item = task
+        if key == _FUNCTION:
+            fn = item
+            continue
+        assert fn is not None, "a task before its function"
         try:
             reply: tuple[int, bool, Any] = (key, True, fn(item))
         except BaseException as exc:
@@ -152,16 +239,20 @@ class _Pool:
     could deadlock, both sides blocked on a full pipe with a large task and a large result). No thread and no
     lock: see the module docstring."""
 
-    def __init__(self, fn: Callable[[Any], Any], size: int) -> None:
-        ctx = multiprocessing.get_context("spawn")
+    def __init__(self, size: int) -> None:
         self.processes: list[BaseProcess] = []
         self.pipes: list[Connection] = []
+        self.grow(size)
+
+    def grow(self, size: int) -> None:
+        """Start workers until there are ``size``."""
+        ctx = multiprocessing.get_context("spawn")
         try:
-            for k in range(size):
+            for k in range(len(self.processes), size):
                 mine, theirs = ctx.Pipe(duplex=True)
                 self.pipes.append(mine)
                 # not daemonic, as concurrent.futures' workers: a task may start processes of its own
-                process = ctx.Process(target=_serve, args=(theirs, fn, os.getpid()), name=f"wattsched-worker-{k + 1}")
+                process = ctx.Process(target=_serve, args=(theirs, os.getpid()), name=f"wattsched-worker-{k + 1}")
                 self.processes.append(process)  # before start: a stop inside start() still ends it
                 process.start()
                 theirs.close()  # the worker holds the only other end: its death is the pipe's end of file
@@ -169,13 +260,15 @@ class _Pool:
             self.end()
             raise
 
-    def results(self, items: Sequence[Any], ordered: bool) -> Iterator[Any]:
-        """Every item's result, in input order when ``ordered``, else as they finish."""
+    def results(self, fn: Callable[[Any], Any], items: Sequence[Any], ordered: bool, size: int) -> Iterator[Any]:
+        """Every item's result of ``fn`` on the first ``size`` workers, in input order when ``ordered``, else as
+        they finish."""
         pending = enumerate(items)
         running: dict[int, int] = {}  # worker -> task key
         waiting: dict[int, Any] = {}  # ordered: results finished before an earlier one
         following = 0
-        for worker in range(len(self.processes)):
+        for worker in range(min(size, len(self.processes))):
+            self._send_function(worker, fn)
             self._send(worker, pending, running)
         while running or waiting:
             if ordered and following in waiting:
@@ -193,6 +286,12 @@ class _Pool:
                 else:
                     yield value
                 del value
+
+    def _send_function(self, worker: int, fn: Callable[[Any], Any]) -> None:
+        try:
+            self.pipes[worker].send((_FUNCTION, fn))
+        except OSError:  # the worker died idle: its pipe is closed
+            raise self._broken(worker) from None
 
     def _send(self, worker: int, pending: Iterator[tuple[int, Any]], running: dict[int, int]) -> None:
         for key, item in itertools.islice(pending, 1):

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from wattsched.core.data_folder import DATA_ENV
+from wattsched.core.executors import shared_workers
 from wattsched.core.stopping import stop_children
 from wattsched.reproduce.claims import PAPERS, ClaimResult, catalogue, judge_seeds
 from wattsched.reproduce.report import write_report
@@ -257,7 +258,8 @@ def reproduce(
     )
     t0 = time.perf_counter()
     phases.enter("run (not split by the paper module)")
-    run = module.run(ctx)
+    with shared_workers():  # one set of workers for every fan-out of the run (core.executors)
+        run = module.run(ctx)
     seconds = time.perf_counter() - t0
     phases.enter("judging the claims (seed rule)")
     order = {c.id: k for k, c in enumerate(catalogue(paper))}

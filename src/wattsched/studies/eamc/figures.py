@@ -4,6 +4,7 @@ public."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +77,18 @@ def _legend(fig: Figure, policies: list[str]) -> None:
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False, fontsize=8)
 
 
-def draw_eamc_figures(results: pl.DataFrame, report: str | Path) -> list[Path]:
+#: The figures :func:`draw_eamc_figures` draws, by file stem, in its order.
+EAMC_FIGURES = ("fig3_vs_base_slurm", "fig4_vs_min_runtime", "fig4b_response_per_partition", "fig5_optimal_partition")
+
+
+def draw_eamc_figures(results: pl.DataFrame, report: str | Path, names: Collection[str] = EAMC_FIGURES) -> list[Path]:
     """Figs. 3–5 equivalents (PNG, SVG) from a grid's results (one row per run): bars are means over seeds with
     min–max whiskers; each policy has one colour in every figure; facets wrap (rows = mixes, columns =
-    t_weight); a bar far below the others (Base Slurm's response) is cut at the axis floor and labelled."""
+    t_weight); a bar far below the others (Base Slurm's response) is cut at the axis floor and labelled.
+    ``names`` (of :data:`EAMC_FIGURES`) draws only those, so that a reproduction draws them on two workers."""
+    unknown = set(names) - set(EAMC_FIGURES)
+    if unknown:
+        raise ValueError(f"unknown EAMC figure(s) {sorted(unknown)}; known: {', '.join(EAMC_FIGURES)}")
     report = Path(report)
     report.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
@@ -102,6 +111,8 @@ def draw_eamc_figures(results: pl.DataFrame, report: str | Path) -> list[Path]:
         name: str,
         floor: float | None = None,
     ) -> None:
+        if name not in names:
+            return
         fig = Figure(figsize=(4.6 * len(tws), 2.9 * len(rows) + 0.5), layout="constrained")
         axes = fig.subplots(len(rows), len(tws), squeeze=False, sharey=True)
         for r, mix in enumerate(rows):
