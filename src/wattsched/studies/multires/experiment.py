@@ -115,11 +115,32 @@ def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str
     return runs
 
 
+#: The instances this worker process read last (path, size, mtime → jobs, rejects), at most :data:`_INSTANCE_CACHE`.
+_INSTANCES: dict[tuple[str, int, int], tuple[pl.DataFrame, pl.DataFrame]] = {}
+_INSTANCE_CACHE = 4
+
+
+def read_instance(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """An instance's jobs and rejects, read once per worker process rather than once per run: the manifest lists
+    an instance's runs (dispatchers × estimates: 15 in ``reproduce 001``) together, and reading it was a third of
+    a non-CP run (74 of about 200 ms; docs/performance.md, issue 32). The key holds the file's size and
+    modification time, so a rewritten instance is read again; polars frames are immutable."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    kept = _INSTANCES.get(key)
+    if kept is None:
+        while len(_INSTANCES) >= _INSTANCE_CACHE:
+            _INSTANCES.pop(next(iter(_INSTANCES)))
+        jobs, rejects, _ = read_eurora(path)
+        kept = _INSTANCES[key] = (jobs, rejects)
+    return kept
+
+
 def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
     """One run: simulate, write jobs, timeline and (last) the summary; returns the summary."""
     spec = DispatchSpec.model_validate(spec_data)
     t0 = time.perf_counter()
-    jobs, rejects, _ = read_eurora(run["instance"])
+    jobs, rejects = read_instance(Path(run["instance"]))
     pool = eurora_pool(spec.config_dir, nodes=spec.nodes, ewt=spec.ewt, default_ewt=spec.default_ewt)
     cph = spec.cph
     options = CPHOptions(
