@@ -20,6 +20,7 @@ run this time, and dropped once no page prints its command.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -62,6 +63,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--long", action="store_true", help="also the commands stated at over 15 minutes")
     parser.add_argument("--only", action="append", default=[], help="only the commands holding this text")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="run the pages in this new folder and keep it (the commands' outputs, e.g. a "
+        "reproduction's results.parquet to split its time further)",
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress seen as it goes, when piped
     commands = stated_commands()
@@ -79,7 +86,10 @@ def main() -> None:
     # what `make setup` leaves: the numba cache is keyed on the numba modules' sources, so after an edit the first
     # command would pay the compilation (a measured 252 s instead of 126 s for `reproduce 000 --quick`)
     subprocess.run([sys.executable, "-m", "wattsched.warmup"], env=_env(), cwd=REPO, check=True)
-    with tempfile.TemporaryDirectory(prefix="wattsched-doc-durations-") as tmp:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)  # a new folder: an output folder never mixes two runs
+    with contextlib.ExitStack() as stack:
+        tmp = args.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="wattsched-doc-durations-"))
         pages = Pages(Path(tmp))
         for n, stated in enumerate(todo, 1):
             load = os.getloadavg()[0]
