@@ -132,3 +132,13 @@ def test_optional_member_refuses_undeclared_names_and_keeps_errors_of_the_member
 
     with pytest.raises(AttributeError, match="inside the user's property"):
         optional_member(Broken(), PolicyBase, "summary")
+
+
+def test_optional_member_sees_members_set_on_the_instance_after_its_class_was_looked_up() -> None:
+    """The class's part of the lookup is kept per class (it runs at every pass of the multi-resource loop); an
+    instance that sets the member itself, later, is still read, and another instance of the class is not."""
+    first, second = BareDispatcher(), BareDispatcher()
+    assert optional_member(first, DispatcherBase, "wake_at") is None
+    first.wake_at = 42.0  # type: ignore[attr-defined]
+    assert optional_member(first, DispatcherBase, "wake_at") == 42.0
+    assert optional_member(second, DispatcherBase, "wake_at") is None
