@@ -71,9 +71,9 @@ def test_a_worker_reads_each_window_once(tmp_path) -> None:
     )
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))  # rewritten: read again
     assert power.read_window(path).jobs.height == 1
-    for k in range(power._WINDOW_CACHE + 2):  # bounded
+    for k in range(power._WINDOWS.size + 2):  # bounded
         other = tmp_path / f"o{k}.csv"
         other.write_text(path.read_text())
         power.read_window(other)
-    assert len(power._WINDOWS) == power._WINDOW_CACHE
+    assert len(power._WINDOWS.kept) == power._WINDOWS.size
     power._WINDOWS.clear()

@@ -37,6 +37,7 @@ from wattsched.campaign.summary import campaign_summary, cost_summary, paper_sum
 from wattsched.campaign.workloads import load_workload_spec, rejected_count, store_windows, window_path
 from wattsched.core.atomic import atomic_table
 from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.file_memo import FileMemo
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import (
     PREDICTIONS,
@@ -129,24 +130,16 @@ def run_power_setup(run: Run) -> PowerSetup:
     return setup
 
 
-#: The windows this worker process read last (path, size, mtime → the read), at most :data:`_WINDOW_CACHE` of them.
-_WINDOWS: dict[tuple[str, int, int], ReadResult] = {}
-_WINDOW_CACHE = 4
+#: The windows this worker process read last (:class:`~wattsched.core.file_memo.FileMemo`).
+_WINDOWS: FileMemo[ReadResult] = FileMemo(load_workload)
 
 
 def read_window(path: Path) -> ReadResult:
-    """A window's job table, read (and validated) once per worker process rather than once per run: every window
-    is simulated by all its grid's runs (paper 000: 11 checks × 4 caps) and the manifest lists them together, so
-    a worker takes them one after another; reading was 40% of a run's time (docs/performance.md, issue 32). The
-    key holds the file's size and modification time, so a rewritten window is read again. The job tables are
-    immutable polars frames; the provenance is copied, so that no run can change what the next one reads."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    read = _WINDOWS.get(key)
-    if read is None:
-        while len(_WINDOWS) >= _WINDOW_CACHE:
-            _WINDOWS.pop(next(iter(_WINDOWS)))
-        read = _WINDOWS[key] = load_workload(path)
+    """A window's job table, read (and validated) once per worker process rather than once per run (every window
+    is simulated by all its grid's runs: paper 000, 11 checks × 4 caps; :mod:`wattsched.core.file_memo`). The job
+    tables are immutable polars frames; the provenance is copied, so that no run can change what the next one
+    reads."""
+    read = _WINDOWS(path)
     return ReadResult(read.jobs, read.rejects, copy.deepcopy(read.provenance))
 
 

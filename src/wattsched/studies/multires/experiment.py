@@ -34,6 +34,7 @@ import polars as pl
 from pydantic import AfterValidator, Field
 
 from wattsched.core.experiment import Experiment, Run, no_log
+from wattsched.core.file_memo import FileMemo
 from wattsched.core.scalars import as_float
 from wattsched.core.spec import BoundedSpec, StrictModel, known_names
 from wattsched.core.store import RESULTS, CampaignError, CampaignLayout, atomic_parquet, run_id, write_result
@@ -115,25 +116,15 @@ def expand_dispatch_runs(spec: DispatchSpec, files: list[Path]) -> list[dict[str
     return runs
 
 
-#: The instances this worker process read last (path, size, mtime → jobs, rejects), at most :data:`_INSTANCE_CACHE`.
-_INSTANCES: dict[tuple[str, int, int], tuple[pl.DataFrame, pl.DataFrame]] = {}
-_INSTANCE_CACHE = 4
+def _read_jobs_and_rejects(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    jobs, rejects, _ = read_eurora(path)
+    return jobs, rejects
 
 
-def read_instance(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """An instance's jobs and rejects, read once per worker process rather than once per run: the manifest lists
-    an instance's runs (dispatchers × estimates: 15 in ``reproduce 001``) together, and reading it was a third of
-    a non-CP run (74 of about 200 ms; docs/performance.md, issue 32). The key holds the file's size and
-    modification time, so a rewritten instance is read again; polars frames are immutable."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    kept = _INSTANCES.get(key)
-    if kept is None:
-        while len(_INSTANCES) >= _INSTANCE_CACHE:
-            _INSTANCES.pop(next(iter(_INSTANCES)))
-        jobs, rejects, _ = read_eurora(path)
-        kept = _INSTANCES[key] = (jobs, rejects)
-    return kept
+#: The instances this worker process read last (:class:`~wattsched.core.file_memo.FileMemo`): an instance's
+#: runs (dispatchers × estimates: 15 in ``reproduce 001``) are listed together, and reading it was a third of a
+#: non-CP run (74 of about 200 ms).
+read_instance: FileMemo[tuple[pl.DataFrame, pl.DataFrame]] = FileMemo(_read_jobs_and_rejects)
 
 
 def execute_dispatch_run(run: dict[str, Any], out_dir: str, spec_data: dict[str, Any]) -> dict[str, Any]:
