@@ -13,7 +13,7 @@ the figures are what a user sees after ``make setup``. Commands stated at over 1
 run this time, and dropped once no page prints its command.
 
     .venv/bin/python bench/doc_durations.py                 # every stated command up to 15 min: about 40 min
-    .venv/bin/python bench/doc_durations.py --long          # and papers 000 and 001 in full: about 45 min more
+    .venv/bin/python bench/doc_durations.py --long          # and papers 000 and 001 in full: about 90 min more
     .venv/bin/python bench/doc_durations.py --only "eamc grid"   # the commands holding this text
 """
 
