@@ -71,6 +71,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress seen as it goes, when piped
+    if args.keep is not None:
+        try:
+            args.keep.mkdir(parents=True)  # a new folder: an output folder never mixes two runs
+        except FileExistsError:
+            raise SystemExit(f"--keep {args.keep}: the folder exists; give a new one") from None
     commands = stated_commands()
     old = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     record = {c.command: old[c.command] for c in commands if c.command in old}  # drop what no page prints
@@ -86,8 +91,6 @@ def main() -> None:
     # what `make setup` leaves: the numba cache is keyed on the numba modules' sources, so after an edit the first
     # command would pay the compilation (a measured 252 s instead of 126 s for `reproduce 000 --quick`)
     subprocess.run([sys.executable, "-m", "wattsched.warmup"], env=_env(), cwd=REPO, check=True)
-    if args.keep is not None:
-        args.keep.mkdir(parents=True)  # a new folder: an output folder never mixes two runs
     with contextlib.ExitStack() as stack:
         tmp = args.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="wattsched-doc-durations-"))
         pages = Pages(Path(tmp))
