@@ -29,15 +29,21 @@ ST_PREDICT = 13  # 1: stop at every instant with submissions, after its completi
 ST_PRED_PENDING = 14  # set when stopped that way; the next call resumes with the instant's submissions
 ST_DONE = 15  # number of completions logged in ``done_log``
 ST_SIZE = 16
+#: The size of the state's ``ext`` array (``engine.compiled_pass.EXT_SIZE``, checked there).
+EXT_SLOTS = 12
 
 #: ``backfill`` code meaning "the decisions come from Python": the loop calls the policy at every pass
 #: (``engine/python_pass.py``).
 EXTERNAL = -1
+#: ``backfill`` code meaning "a compiled Python policy": the loop calls its C function through the address in the
+#: state's ``ext`` array (``engine/compiled_pass.py``).
+EXTERNAL_COMPILED = -2
 
 ERR_NONE = 0
 ERR_NOT_QUEUED = 1
 ERR_NO_ROOM = 2
 ERR_PRESTART_NO_ROOM = 3  # a job that was already running at a window's start does not fit at t = 0
+ERR_POLICY_FAILED = 4  # a compiled policy raised (ST_ERROR_JOB: -1) or returned a count outside 0..n
 
 
 #: The order of :meth:`KernelState.arrays`, the kernel's ``state`` bundle (``engine.kernel.run_kernel``).
@@ -65,6 +71,7 @@ STATE_ARRAYS = (
     "assumed_end",
     "now",
     "done_log",
+    "ext",
 )
 
 
@@ -99,6 +106,8 @@ class KernelState:
         self.done_log = np.empty(n, dtype=np.int64)  # every completion, in order (for online predictors)
         self.assumed_end = np.full(n, np.nan)
         self.now = np.zeros(1)  # the instant of a pass handed to Python
+        # a compiled policy's address, the machine size and the job arrays' addresses (engine/compiled_pass.py)
+        self.ext = np.zeros(EXT_SLOTS, dtype=np.int64)
         # the policy's power bookkeeping: Σ mean, Σ max and Σ σ² of the running jobs' estimates
         self.sums = np.zeros(3)
         self.shadow_sums = np.zeros(3)

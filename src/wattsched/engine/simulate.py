@@ -8,6 +8,7 @@ longer than that.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable
@@ -17,16 +18,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from wattsched.core.policy import Policy, PolicyBase
+from wattsched.core.policy import Policy, PolicyBase, is_compiled_policy
 from wattsched.core.protocols import optional_member
 from wattsched.core.schema import REQUIRED_COLUMNS, ReadResult, WorkloadError, coerce_columns, sort_queue_order
 from wattsched.core.stopping import compiled_section
+from wattsched.engine.compiled_pass import CompiledPass
 from wattsched.engine.kernel import run_kernel
 from wattsched.engine.kernel_state import (
     ERR_NO_ROOM,
     ERR_NOT_QUEUED,
+    ERR_POLICY_FAILED,
     ERR_PRESTART_NO_ROOM,
     EXTERNAL,
+    EXTERNAL_COMPILED,
     ST_DONE,
     ST_ERROR,
     ST_ERROR_JOB,
@@ -157,6 +161,7 @@ def simulate(
     solver: dict[str, Any] | None = None,
     online: OnlineEstimates | None = None,
     kill_grace: float = 0.0,
+    compiled: bool = True,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``jobs`` (a canonical job table, or what ``load_workload`` returns) on a machine of
     ``machine_size`` units (default: the size the workload declares, when it is a ``ReadResult``).
@@ -174,12 +179,19 @@ def simulate(
     estimates at submission (then ``runtime_estimate`` / ``power_estimates`` are not read).
     ``kill_grace``: seconds a job may run past its walltime before it is killed (Slurm's OverTimeLimit; traces
     record runtimes a little past the limit, accounting slack); policies still plan with the walltime.
+    ``compiled``: a policy with ``schedule_into(view, out)`` (``wattsched.core.policy.CompiledPolicy``) is
+    compiled and called from the loop; False runs its ``schedule(view)`` in Python instead.
     """
     external = None
+    compiled_function = None
     if isinstance(policy, str):
         pol = get_policy(policy)
     elif isinstance(policy, QueuePolicy):
         pol = policy
+    elif compiled and is_compiled_policy(policy):
+        external = policy
+        compiled_function = _compiled_function(policy)
+        pol = QueuePolicy(str(getattr(policy, "name", "")), ORDER_FCFS, EXTERNAL_COMPILED, "compiled Python policy")
     elif isinstance(policy, Policy):
         external = policy
         pol = QueuePolicy(str(policy.name), ORDER_FCFS, EXTERNAL, "Python policy")
@@ -236,6 +248,12 @@ def simulate(
         external = CpSatKnapsack(
             "wait" if pol.backfill == KNAPSACK_EXACT_WAIT else "stretch", power_check or PowerCheck(), **(solver or {})
         )
+    compiled_pass = None  # kept until the run ends: the kernel reads through the addresses it wrote
+    if compiled_function is not None:
+        attributes = {"job_id": jobs["job_id"].to_numpy(), "user_id": _user_ids(jobs), "submit_time": submit}
+        attributes.update(size=size, walltime=walltime, estimate=estimate)
+        attributes.update(est_dyn_mean=est_m, est_dyn_max=est_max, est_dyn_std=est_s)
+        compiled_pass = CompiledPass(compiled_function, pol.name, state.ext, machine_size, attributes)
     handler = (
         PythonPass(
             external,
@@ -246,7 +264,7 @@ def simulate(
             cap_t,
             cap_v,
         )
-        if external is not None
+        if external is not None and compiled_function is None
         else None
     )
     feed = None
@@ -281,6 +299,7 @@ def simulate(
             break
         target = min(n, target + step)
     elapsed = time.perf_counter() - t0
+    del compiled_pass  # the kernel is done with the addresses
     stuck = np.isnan(state.start)
     if stuck.any():
         first = jobs["job_id"][int(np.flatnonzero(stuck)[0])]
@@ -303,6 +322,26 @@ def simulate(
         predictions=feed.frame() if feed is not None else None,
         kill_grace=kill_grace,
     )
+
+
+def _user_ids(jobs: pl.DataFrame) -> np.ndarray:
+    """The ``user_id`` column as int64, -1 where unknown (as ``JobAttributes.user_id``)."""
+    if "user_id" not in jobs.columns:
+        return np.full(jobs.height, -1, dtype=np.int64)
+    return jobs["user_id"].fill_null(-1).cast(pl.Int64).to_numpy()
+
+
+def _compiled_function(policy: object) -> Any:
+    """A compiled policy's ``schedule_into`` as a plain function of (view, out), or a SimulationError saying why
+    it is not one (a method taking ``self`` cannot be compiled)."""
+    raw = inspect.getattr_static(type(policy), "schedule_into")
+    if not isinstance(raw, staticmethod):
+        name = getattr(policy, "name", type(policy).__name__)
+        raise SimulationError(
+            f"policy {name!r}: schedule_into must be a @staticmethod taking (view, out) to be compiled; "
+            "or run its schedule(view) with compiled=False"
+        )
+    return raw.__func__
 
 
 def _prestart(jobs: pl.DataFrame, pol: QueuePolicy) -> np.ndarray:
@@ -447,6 +486,17 @@ def _raise_decision_error(state: KernelState, jobs: pl.DataFrame, policy: str) -
         raise SimulationError(
             f"job {job} was already running when the window opened (prestarted) but does not fit in the free "
             "units at its start: the machine is smaller than the one the workload ran on"
+        )
+    if code == ERR_POLICY_FAILED:
+        now = float(state.now[0])
+        if j == -1:
+            raise SimulationError(
+                f"policy {policy!r} raised an error in schedule_into at t = {now:g} (an index out of range, "
+                "typically); run it with simulate(..., compiled=False) to see the Python traceback"
+            )
+        raise SimulationError(
+            f"policy {policy!r}: schedule_into returned {j} at t = {now:g}, not a count of positions written to out "
+            "(0 up to the queue's length)"
         )
     why = {ERR_NOT_QUEUED: "the job is not in the queue", ERR_NO_ROOM: "the job does not fit in the free units"}
     raise SimulationError(f"policy {policy!r} tried to start job {job}, refused: {why.get(code, code)}")

@@ -2,8 +2,9 @@
 
 What is named is imported and, when it is a class (or any other callable that is not already a policy),
 called without arguments; the result must satisfy :class:`wattsched.core.policy.Policy` (a ``name`` and a
-``schedule(view)`` method). Every failure is a :class:`PolicyLoadError` with a one-line reason: the module or
-file missing, the attribute missing, the constructor needing arguments, or the object not being a policy.
+``schedule(view)`` method) or :class:`~wattsched.core.policy.CompiledPolicy` (a ``name`` and a static
+``schedule_into(view, out)``, compiled). Every failure is a :class:`PolicyLoadError` with a one-line reason: the
+module or file missing, the attribute missing, the constructor needing arguments, or the object not being a policy.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wattsched.core.policy import Policy
+from wattsched.core.policy import Policy, is_compiled_policy
 
 __all__ = ["PolicyLoadError", "is_policy_reference", "load_policy"]
 
@@ -39,19 +40,24 @@ def load_policy(reference: str) -> Policy:
         if not hasattr(obj, part):
             raise PolicyLoadError(f"--policy {reference!r}: {target} has no attribute {attr!r}")
         obj = getattr(obj, part)
-    if not isinstance(obj, Policy) or isinstance(obj, type):
+    if not _is_policy(obj) or isinstance(obj, type):
         if not callable(obj):
             raise PolicyLoadError(f"--policy {reference!r}: {attr} is a {type(obj).__name__}, not a policy")
         try:
             obj = obj()
         except TypeError as exc:
             raise PolicyLoadError(f"--policy {reference!r}: {attr}() cannot be made without arguments: {exc}") from exc
-    if not isinstance(obj, Policy):
+    if not _is_policy(obj):
         raise PolicyLoadError(
-            f"--policy {reference!r}: {attr} is not a policy (it needs a `name` and a `schedule(view)` method; "
-            "see wattsched.core.policy.PolicyBase)"
+            f"--policy {reference!r}: {attr} is not a policy (it needs a `name` and a `schedule(view)` method, "
+            "or a static `schedule_into(view, out)` to be compiled; see wattsched.core.policy)"
         )
     return obj
+
+
+def _is_policy(obj: Any) -> bool:
+    """A Python policy (``schedule(view)``) or a compiled one (``schedule_into(view, out)``), as an instance."""
+    return not isinstance(obj, type) and (isinstance(obj, Policy) or (is_compiled_policy(obj) and hasattr(obj, "name")))
 
 
 def resolve_policy(policy: Any) -> Any:
