@@ -8,7 +8,8 @@ Workloads
     CSV or SWF, each read back by ``load_workload``. :class:`WorkloadError`: input that cannot be read.
 Simulation
     :func:`simulate` runs a policy (a registered name or your own :class:`Policy`, which sees a read-only
-    :class:`View`; :class:`PolicyBase` gives its optional members their defaults) on the compiled event loop and
+    :class:`View`; :class:`PolicyBase` gives its optional members their defaults; a :class:`CompiledPolicyBase`
+    with a static ``schedule_into(view, out)`` is compiled and called from the loop) on the compiled event loop and
     returns a :class:`SimulationResult`; :class:`SimulationError` reports an invalid workload or decision.
 Runs (what ``wattsched simulate`` does, with its option names and defaults; docs/api.md)
     :func:`run_policy` reads, simulates, adds the job and system metrics and, with a :class:`PowerSetup` (built by
@@ -64,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "Policy": "wattsched.core.policy",
     "View": "wattsched.core.policy",
     "PolicyBase": "wattsched.core.policy",
+    "CompiledPolicyBase": "wattsched.core.policy",
     "run_policy": "wattsched.runs",
     "write_run": "wattsched.runs",
     "workload_window": "wattsched.runs",
@@ -106,6 +108,7 @@ __all__ = [
     "CampaignError",
     "CampaignRun",
     "CheckRule",
+    "CompiledPolicyBase",
     "Experiment",
     "GlobalMeanPowerPredictor",
     "HistoryConfig",
@@ -156,7 +159,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from wattsched.campaign.kinds import load_experiment, parse_experiment
     from wattsched.campaign.runner import CampaignRun, load_results, run_experiment
     from wattsched.core.experiment import Experiment
-    from wattsched.core.policy import Policy, PolicyBase, View
+    from wattsched.core.policy import CompiledPolicyBase, Policy, PolicyBase, View
     from wattsched.core.predictor import OnlinePredictor, PredictorBase
     from wattsched.core.schema import ReadResult, WorkloadError
     from wattsched.core.store import CampaignError
