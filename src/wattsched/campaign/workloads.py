@@ -4,7 +4,9 @@ Parquet job table under ``DIR/workloads/`` (its provenance and window header kep
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,18 +25,40 @@ from wattsched.workload.tableio import write_table
 SOURCE_REJECTED = "source_rejected"
 
 
+#: The generated workloads this process made last, by generator arguments, and the most it keeps (count and
+#: estimated bytes each). A reproduction generates the same trace several times on the same worker (paper 000's
+#: quick setting: a seed's 40,000 jobs for its campaign, again for the ML predictor claims and for two sensitivity
+#: variants that change only the windows: 4.8 s each); a lone task goes to the shared pool's first worker.
+_GENERATED: OrderedDict[tuple[object, ...], ReadResult] = OrderedDict()
+_GENERATED_KEEP = 2
+_GENERATED_MAX_BYTES = 256 << 20
+
+
 def load_workload_spec(wl: WorkloadSpec, seed: int) -> ReadResult:
     """The workload of ``wl`` for grid seed ``seed``: read from its file, or generated with its seed offset by
-    ``seed`` (before windows are cut)."""
+    ``seed`` (before windows are cut). A generated workload is kept for the next call with the same arguments
+    (:data:`_GENERATED`; the same tables, a fresh provenance)."""
     if wl.path is not None:
         return load_workload(wl.path, machine_size=wl.machine_size, columns=wl.columns)
     g = wl.generate
     assert g is not None  # the spec has exactly one of path and generate
-    if g.model == "m100":
-        return generate_m100like(g.jobs, seed=g.seed + seed, target_load=g.target_load)
-    if g.machine_size is None:
+    if g.model != "m100" and g.machine_size is None:
         raise CampaignError(f"workload {wl.name!r}: the lublin generator needs machine_size")
-    return generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
+    key = (g.model, g.jobs, g.seed + seed, g.target_load, None if g.model == "m100" else g.machine_size)
+    read = _GENERATED.get(key)
+    if read is None:
+        if g.model == "m100":
+            read = generate_m100like(g.jobs, seed=g.seed + seed, target_load=g.target_load)
+        else:
+            assert g.machine_size is not None
+            read = generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
+        if read.jobs.estimated_size() <= _GENERATED_MAX_BYTES:
+            _GENERATED[key] = read
+            while len(_GENERATED) > _GENERATED_KEEP:
+                _GENERATED.popitem(last=False)
+    else:
+        _GENERATED.move_to_end(key)
+    return ReadResult(read.jobs, read.rejects, copy.deepcopy(read.provenance))
 
 
 def store_table(read: ReadResult, path: Path) -> None:

@@ -48,8 +48,10 @@ def group_mean(frame: pl.DataFrame, expr: pl.Expr, *, stat: str = "mean") -> Spr
     if stat == "median":
         per_seed = frame.group_by("seed").agg(expr.median()).sort("seed")
     else:
-        groups = frame.group_by("seed", "workload", "cap").agg(expr.mean())
-        per_seed = groups.group_by("seed").agg(pl.col("v").mean()).sort("seed")
+        # groups in key order, so that the mean over them sums in the same order in every run (polars gives groups
+        # in any order: a +0.0 / -0.0 pp sign in the sensitivity table changed from run to run)
+        groups = frame.group_by("seed", "workload", "cap").agg(expr.mean()).sort("seed", "workload", "cap")
+        per_seed = groups.group_by("seed", maintain_order=True).agg(pl.col("v").mean())
     return Spread.of(per_seed["v"].to_list(), over="seeds")
 
 
