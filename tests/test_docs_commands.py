@@ -31,21 +31,30 @@ What is checked, per fenced block (test id ``page:line`` of the opening fence):
                                        every skip is listed by ``-ra`` with its reason
 
 New blocks are found by themselves: there is no list of blocks here.
+
+A line of a ``quick`` variant that another page's ``quick`` variant runs identically (README.md and
+docs/reproduce*.md run the same one-seed reproduction of paper 000, about a minute) runs once per test session:
+the other page gets a copy of what it wrote in its working directory (:class:`SharedRuns`, across xdist workers;
+a page waits while another computes the line). Every such line still runs, as printed, in a fresh page directory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import re
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,9 +195,76 @@ class Pages:
         return self.dirs[page]
 
 
+def _copy_entry(src: Path, dst: Path) -> None:
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dst, symlinks=True)
+    else:
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _quick_lines(block: Block) -> list[str]:
+    """The logical lines of a block's quick variant (``\\`` continuations joined), blank lines left out."""
+    text = re.sub(r"\\\n\s*", " ", block.markers.get("quick", ""))
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _shared_lines(blocks: list[Block]) -> frozenset[str]:
+    """The quick lines worth computing once: a reproduction (its only inputs are ../shared/data and the code, so the
+    same line gives the same files on every page) that the quick variants of two or more pages run."""
+    pages: dict[str, set[Path]] = {}
+    for block in blocks:
+        if block.kind == "shell" and "skip" not in block.markers:
+            for line in _quick_lines(block):
+                pages.setdefault(line, set()).add(block.page)
+    return frozenset(
+        line for line, where in pages.items() if len(where) > 1 and line.startswith(".venv/bin/wattsched reproduce ")
+    )
+
+
+class SharedRuns:
+    """Lines that several pages' quick variants run identically, computed once per session: the files the first
+    run wrote at the top of its page directory are kept under ``root`` and copied into the next page's directory.
+    A lock per line makes a page wait while another (on another xdist worker) is computing it; a failed line keeps
+    nothing, so every page that runs it reports its own failure."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def run(self, line: str, cwd: Path, compute: Callable[[], None]) -> bool:
+        """Run ``line`` through ``compute`` in ``cwd``, or copy its files from an earlier run; whether it was copied."""
+        key = self.root / hashlib.sha256(line.encode()).hexdigest()[:16]
+        with open(f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if (key / "ok").exists():
+                for entry in (key / "files").iterdir():
+                    _copy_entry(entry, cwd / entry.name)
+                return True
+            before = {entry.name for entry in cwd.iterdir()}
+            compute()
+            shutil.rmtree(key, ignore_errors=True)
+            (key / "files").mkdir(parents=True)
+            for entry in cwd.iterdir():
+                if entry.name not in before:
+                    _copy_entry(entry, key / "files" / entry.name)
+            (key / "line").write_text(line + "\n", encoding="utf-8")
+            (key / "ok").touch()
+            return False
+
+
+#: The quick lines this session computes once (:func:`_shared_lines`).
+SHARED_LINES = _shared_lines(BLOCKS)
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
     return Pages(tmp_path_factory.mktemp("docs-commands"))
+
+
+@pytest.fixture(scope="session")
+def shared_runs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> SharedRuns:
+    base = tmp_path_factory.getbasetemp()
+    return SharedRuns((base.parent if worker_id != "master" else base) / "docs-shared-runs")
 
 
 def _env() -> dict[str, str]:
@@ -258,7 +334,7 @@ def _replaced(block: Block, text: str) -> str:
     return text
 
 
-def run_block(block: Block, cwd: Path) -> None:
+def run_block(block: Block, cwd: Path, shared: SharedRuns | None = None) -> None:
     """Do what the block's kind and markers ask; raise AssertionError with the block's id on failure."""
     if "skip" in block.markers:
         return
@@ -276,7 +352,19 @@ def run_block(block: Block, cwd: Path) -> None:
         return
     script = block.markers.get("quick") or _replaced(block, block.text)
     env = dict(pair.split("=", 1) for pair in shlex.split(block.markers.get("env", "")))
-    if block.kind == "shell" and block.prompts and "quick" not in block.markers:
+    lines = _quick_lines(block) if block.kind == "shell" and "quick" in block.markers else []
+    if shared is not None and any(line in SHARED_LINES for line in lines):
+        for line in lines:  # a command list: each line alone, the shared ones once per session
+
+            def compute(line: str = line) -> None:
+                done = _run(["bash", "-e", "-o", "pipefail", "-c", line], cwd, env=env)
+                assert done.returncode == 0, f"{block.id} exited {done.returncode}:\n{line}\n{done.stdout}{done.stderr}"
+
+            if line in SHARED_LINES:
+                shared.run(line, cwd, compute)
+            else:
+                compute()
+    elif block.kind == "shell" and block.prompts and "quick" not in block.markers:
         _console(block, cwd, env)
     elif block.kind == "shell":
         done = _run(["bash", "-e", "-o", "pipefail", "-c", script], cwd, env=env)
@@ -301,7 +389,7 @@ def _runs_in_order(block: Block) -> bool:
 
 @pytest.mark.data
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
-def test_documented_block_runs_as_printed(block: Block, pages: Pages) -> None:
+def test_documented_block_runs_as_printed(block: Block, pages: Pages, shared_runs: SharedRuns) -> None:
     if "skip" in block.markers:
         pytest.skip(f"{block.id}: {block.markers['skip'] or 'no reason given'}")
     require_data("")  # the printed commands read ../shared/data: fail under CI=true when it is missing
@@ -311,10 +399,10 @@ def test_documented_block_runs_as_printed(block: Block, pages: Pages) -> None:
     for earlier in same_page[pages.done.get(block.page, 0) : index]:
         if _runs_in_order(earlier):
             with contextlib.suppress(AssertionError):  # reported by that block's own test
-                run_block(earlier, cwd)
+                run_block(earlier, cwd, shared_runs)
     pages.done[block.page] = index + 1
     started, cpu = time.monotonic(), _children_cpu()
-    run_block(block, cwd)
+    run_block(block, cwd, shared_runs)
     print(f"{block.id}: {time.monotonic() - started:.1f} s wall, {_children_cpu() - cpu:.1f} s CPU")
     left = _not_ignored(cwd)
     assert not left, (
@@ -404,3 +492,31 @@ def test_console_blocks_run_their_prompts_and_match_the_output_loosely(tmp_path:
     failing = Block(page, 1, "console", "$ false", "")
     with pytest.raises(AssertionError, match="exited 1"):
         run_block(failing, tmp_path)
+
+
+def test_a_shared_line_runs_once_and_the_next_page_gets_its_files(tmp_path: Path) -> None:
+    shared = SharedRuns(tmp_path / "memo")
+    first, second, third = (tmp_path / name for name in ("a", "b", "c"))
+    for page in (first, second, third):
+        page.mkdir()
+        (page / "kept").write_text("from the page\n")
+    calls: list[Path] = []
+
+    def compute(cwd: Path) -> None:
+        calls.append(cwd)
+        (cwd / "out").mkdir()
+        (cwd / "out" / "report.md").write_text(f"run in {cwd.name}\n")
+
+    assert shared.run("cmd", first, lambda: compute(first)) is False
+    assert shared.run("cmd", second, lambda: compute(second)) is True
+    assert calls == [first] and (second / "out" / "report.md").read_text() == "run in a\n"
+    assert (second / "kept").read_text() == "from the page\n"  # only what the line wrote is copied
+
+    def failing() -> None:
+        raise AssertionError("the line failed")
+
+    with pytest.raises(AssertionError):
+        shared.run("other", first, failing)
+    with pytest.raises(AssertionError):  # a failure is not kept: the next page runs the line and fails too
+        shared.run("other", third, failing)
+    assert ".venv/bin/wattsched reproduce 000 --quick --seed-count 1" in SHARED_LINES
