@@ -262,9 +262,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
 
 
 @pytest.fixture(scope="session")
-def shared_runs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> SharedRuns:
-    base = tmp_path_factory.getbasetemp()
-    return SharedRuns((base.parent if worker_id != "master" else base) / "docs-shared-runs")
+def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> SharedRuns:
+    base = tmp_path_factory.getbasetemp()  # an xdist worker's is a folder of the session's, shared by the workers
+    return SharedRuns((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs-shared-runs")
 
 
 def _env() -> dict[str, str]:
