@@ -27,7 +27,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
 
     monkeypatch.setattr(workloads, "generate_m100like", m100)
     monkeypatch.setattr(workloads, "generate_lublin", lublin)
-    monkeypatch.setattr(workloads, "_GENERATED", type(workloads._GENERATED)())
+    monkeypatch.setattr(workloads, "_GENERATED", type(workloads._GENERATED)(workloads._GENERATED_KEEP))
     return calls
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
 from wattsched.campaign.spec import WorkloadSpec
 from wattsched.core.experiment import no_log
+from wattsched.core.file_memo import Recent
 from wattsched.core.rejects import record_unit, rejects_summary, write_rejects
 from wattsched.core.schema import ReadResult
 from wattsched.core.store import WORKLOADS, CampaignError, CampaignLayout
@@ -29,8 +29,8 @@ SOURCE_REJECTED = "source_rejected"
 #: estimated bytes each). A reproduction generates the same trace several times on the same worker (paper 000's
 #: quick setting: a seed's 40,000 jobs for its campaign, again for the ML predictor claims and for two sensitivity
 #: variants that change only the windows: 4.8 s each); a lone task goes to the shared pool's first worker.
-_GENERATED: OrderedDict[tuple[object, ...], ReadResult] = OrderedDict()
 _GENERATED_KEEP = 2
+_GENERATED: Recent[ReadResult] = Recent(_GENERATED_KEEP)
 _GENERATED_MAX_BYTES = 256 << 20
 
 
@@ -53,11 +53,7 @@ def load_workload_spec(wl: WorkloadSpec, seed: int) -> ReadResult:
             assert g.machine_size is not None
             read = generate_lublin(g.jobs, g.machine_size, seed=g.seed + seed, target_load=g.target_load)
         if read.jobs.estimated_size() <= _GENERATED_MAX_BYTES:
-            _GENERATED[key] = read
-            while len(_GENERATED) > _GENERATED_KEEP:
-                _GENERATED.popitem(last=False)
-    else:
-        _GENERATED.move_to_end(key)
+            _GENERATED.put(key, read)
     return ReadResult(read.jobs, read.rejects, copy.deepcopy(read.provenance))
 
 

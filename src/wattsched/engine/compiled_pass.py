@@ -30,6 +30,7 @@ from numba import carray, cfunc, njit, types
 from numba.core.errors import NumbaError
 from numba.extending import intrinsic
 
+from wattsched.core.policy import JobAttributes
 from wattsched.engine.kernel_state import EXT_SLOTS
 from wattsched.policies.queue_policies import SUM_M, SUM_MAX, SUM_S2, cap_at
 
@@ -51,7 +52,7 @@ EXT_MACHINE_SIZE = 1
 EXT_N = 2
 EXT_ARRAYS = 3
 _INT_FIELDS = ("job_id", "user_id", "size")
-#: The estimates stay live (an online predictor writes them at each submission); the other arrays are copied.
+#: The estimates stay live (an online predictor writes them at each submission); the other arrays are copies.
 _LIVE_FIELDS = ("estimate", "est_dyn_mean", "est_dyn_max", "est_dyn_std")
 _FLOAT_FIELDS = ("submit_time", "walltime", "estimate", "est_dyn_mean", "est_dyn_max", "est_dyn_std")
 EXT_SIZE = EXT_ARRAYS + len(_INT_FIELDS) + len(_FLOAT_FIELDS)
@@ -127,28 +128,20 @@ def compiled_pass(ext, now, free, queue, qlen, running, rc, start, finished, fc,
     return _call_policy(ext, now, free, cap, sums[SUM_M], sums[SUM_MAX], sums[SUM_S2], ints, qlen, rc, fc, times, out)
 
 
-def _int_pointer_typing(typingctx, address):
-    """``address`` (an int64) as a pointer to int64, for ``carray``."""
+def _pointer(pointer_type: Any) -> Any:
+    """An intrinsic that takes an address (an int64) as a ``pointer_type``, for ``carray``."""
 
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(_P_I64))
+    def typing(typingctx, address):
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(pointer_type))
 
-    return _P_I64(address), codegen
+        return pointer_type(address), codegen
 
-
-_int_pointer: Any = intrinsic(_int_pointer_typing)
-
-
-def _float_pointer_typing(typingctx, address):
-    """``address`` (an int64) as a pointer to float64, for ``carray``."""
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(_P_F64))
-
-    return _P_F64(address), codegen
+    return intrinsic(typing)
 
 
-_float_pointer: Any = intrinsic(_float_pointer_typing)
+_int_pointer: Any = _pointer(_P_I64)
+_float_pointer: Any = _pointer(_P_F64)
 
 
 class PolicyCompileError(ValueError):
@@ -233,21 +226,19 @@ def _wrap(user: Any) -> Any:
 
 
 class CompiledPass:
-    """One run's compiled policy: fills the state's ``ext`` array and keeps alive what its addresses point to."""
+    """One run's compiled policy: fills the state's ``ext`` array and keeps alive what its addresses point to.
+    ``jobs`` is the run's :class:`~wattsched.core.policy.JobAttributes`, as a Python policy's view has them: copies
+    of the declared attributes, and views of the engine's estimate arrays (live: an online predictor writes them)."""
 
-    def __init__(self, function: Any, name: str, ext: np.ndarray, machine_size: int, arrays: dict[str, Any]) -> None:
+    def __init__(self, function: Any, name: str, ext: np.ndarray, machine_size: int, jobs: JobAttributes) -> None:
         self.wrapper = compile_policy(function, name)
-        int_arrays = [np.array(arrays[f], dtype=np.int64) for f in _INT_FIELDS]
-        float_arrays = [
-            np.ascontiguousarray(arrays[f]) if f in _LIVE_FIELDS else np.array(arrays[f], dtype=np.float64)
-            for f in _FLOAT_FIELDS
-        ]
-        for f, a in zip(_FLOAT_FIELDS, float_arrays, strict=True):
-            if a.dtype != np.float64 or (f in _LIVE_FIELDS and a is not arrays[f]):
+        self.keep = [np.ascontiguousarray(getattr(jobs, f), dtype=np.int64) for f in _INT_FIELDS]
+        self.keep += [np.ascontiguousarray(getattr(jobs, f), dtype=np.float64) for f in _FLOAT_FIELDS]
+        for f, a in zip(_INT_FIELDS + _FLOAT_FIELDS, self.keep, strict=True):
+            if f in _LIVE_FIELDS and not np.shares_memory(a, getattr(jobs, f)):
                 raise TypeError(f"the {f} estimates must be a contiguous float64 array the engine writes")
-        self.keep = int_arrays + float_arrays  # the addresses below point into these
         ext[EXT_FUNCTION] = self.wrapper.address
         ext[EXT_MACHINE_SIZE] = machine_size
-        ext[EXT_N] = int_arrays[0].shape[0]
-        for i, a in enumerate(self.keep):
+        ext[EXT_N] = self.keep[0].shape[0]
+        for i, a in enumerate(self.keep):  # the addresses point into ``keep``
             ext[EXT_ARRAYS + i] = a.ctypes.data

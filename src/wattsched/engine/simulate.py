@@ -249,24 +249,13 @@ def simulate(
             "wait" if pol.backfill == KNAPSACK_EXACT_WAIT else "stretch", power_check or PowerCheck(), **(solver or {})
         )
     compiled_pass = None  # kept until the run ends: the kernel reads through the addresses it wrote
-    if compiled_function is not None:
-        attributes = {"job_id": jobs["job_id"].to_numpy(), "user_id": _user_ids(jobs), "submit_time": submit}
-        attributes.update(size=size, walltime=walltime, estimate=estimate)
-        attributes.update(est_dyn_mean=est_m, est_dyn_max=est_max, est_dyn_std=est_s)
-        compiled_pass = CompiledPass(compiled_function, pol.name, state.ext, machine_size, attributes)
-    handler = (
-        PythonPass(
-            external,
-            state,
-            job_attributes(jobs, submit, size, walltime, estimate, est_m, est_max, est_s),
-            machine_size,
-            pol.name,
-            cap_t,
-            cap_v,
-        )
-        if external is not None and compiled_function is None
-        else None
-    )
+    handler = None
+    if external is not None:
+        attributes = job_attributes(jobs, submit, size, walltime, estimate, est_m, est_max, est_s)
+        if compiled_function is not None:
+            compiled_pass = CompiledPass(compiled_function, pol.name, state.ext, machine_size, attributes)
+        else:
+            handler = PythonPass(external, state, attributes, machine_size, pol.name, cap_t, cap_v)
     feed = None
     if online is not None:
         feed = _OnlineFeed(online, jobs, submit, size, walltime, estimate, key, pol.order, est_m, est_max, est_s)
@@ -322,13 +311,6 @@ def simulate(
         predictions=feed.frame() if feed is not None else None,
         kill_grace=kill_grace,
     )
-
-
-def _user_ids(jobs: pl.DataFrame) -> np.ndarray:
-    """The ``user_id`` column as int64, -1 where unknown (as ``JobAttributes.user_id``)."""
-    if "user_id" not in jobs.columns:
-        return np.full(jobs.height, -1, dtype=np.int64)
-    return jobs["user_id"].fill_null(-1).cast(pl.Int64).to_numpy()
 
 
 def _compiled_function(policy: object) -> Any:
