@@ -5,6 +5,8 @@ in Python), the information boundary, and every way a compiled pass can fail nam
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -258,3 +260,36 @@ def test_a_function_numba_cannot_type_is_one_line() -> None:
     with pytest.raises(PolicyCompileError) as info:
         simulate(_two_jobs(), _policy(returns_a_list), MACHINE)
     assert "\n" not in str(info.value) and "cannot be compiled" in str(info.value)
+
+
+def test_a_policy_file_run_from_the_command_line_then_imported_from_python(tmp_path: Path) -> None:
+    """The same file is module ``wattsched_user_policy_fcfs_c`` under ``--policy`` and ``fcfs_c`` when imported:
+    a compiled policy cached on disk under one name failed to load under the other (ModuleNotFoundError)."""
+    (tmp_path / "fcfs_c.py").write_text(
+        "from wattsched.core.policy import CompiledPolicyBase\n\n\n"
+        "class C(CompiledPolicyBase):\n"
+        '    name = "c"\n\n'
+        "    @staticmethod\n"
+        "    def schedule_into(view, out):\n"
+        "        free, k = view.free, 0\n"
+        "        for pos in view.queue:\n"
+        "            if view.jobs.size[pos] > free:\n"
+        "                break\n"
+        "            out[k] = pos\n"
+        "            k += 1\n"
+        "            free -= view.jobs.size[pos]\n"
+        "        return k\n"
+    )
+    _two_jobs().write_csv(tmp_path / "w.csv")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(tmp_path)])}
+    cli = [sys.executable, "-m", "wattsched", "simulate", "--workload", "w.csv", "--machine-size", "8"]
+    cli += ["--policy", "fcfs_c.py:C", "--output", "out"]
+    done = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    script = (
+        "import polars as pl, fcfs_c; from wattsched import simulate; simulate(pl.read_csv('w.csv'), fcfs_c.C(), 8)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

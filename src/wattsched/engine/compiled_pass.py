@@ -6,8 +6,8 @@ item 3). A policy that also defines ``schedule_into(view, out)`` (:class:`wattsc
 is compiled here instead: its function is compiled in nopython mode with bounds checks, wrapped in a C-callable
 function, and the loop calls that function through its address (:func:`_call_policy`) without leaving compiled
 code. The address and the job arrays' addresses travel in the state's ``ext`` array, so the loop itself is
-compiled, and cached, once for every policy: nothing is recompiled for a new policy but its own function (about
-1 s, once per process and function).
+compiled, and cached, once for every policy: nothing is recompiled for a new policy but its own function (1-3 s,
+once per process and function).
 
 The view the function gets has the attributes of :class:`~wattsched.core.policy.View` (``view.jobs.size[pos]``,
 ``view.queue``, ``view.running_expected_end`` …): :data:`CompiledView` and :data:`CompiledJobs` are named tuples
@@ -173,12 +173,11 @@ def compile_policy(function: Any, name: str) -> Any:
 
 
 def _jit(py_func: Any) -> Any:
-    """The policy's function compiled lazily with bounds checks, cached on disk where numba can locate its source
-    (a file; not a function typed at a prompt or made by ``exec``): 1-3 s a process less for EASY."""
-    try:
-        return njit(boundscheck=True, cache=True)(py_func)
-    except RuntimeError:  # "cannot cache function …: no locator available"
-        return njit(boundscheck=True)(py_func)
+    """The policy's function compiled lazily with bounds checks. Not cached on disk: numba's cache entry names the
+    module the function was compiled in, and a file loaded by ``--policy FILE.py:CLASS`` (module
+    ``wattsched_user_policy_FILE``) and imported from Python (module ``FILE``) would read each other's entries and
+    fail with ``ModuleNotFoundError``."""
+    return njit(boundscheck=True)(py_func)
 
 
 def _wrap(user: Any) -> Any:
