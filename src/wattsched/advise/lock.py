@@ -139,10 +139,11 @@ def stand_by(
         holder = lock.holder()
         if announced != (holder,):
             announced = (holder,)
-            if on_line is not None:
-                on_line(standby_line(lock.state, holder))
+            # the status first: whoever reads the line and then the status file finds the standby's status
             if status_file is not None and not _active_status_of(Path(status_file), holder):
                 write_standby_status(Path(status_file), state=lock.state, holder=holder, mode=mode)
+            if on_line is not None:
+                on_line(standby_line(lock.state, holder))
         if sleep(poll):
             return False
     return True

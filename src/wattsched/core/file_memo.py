@@ -63,5 +63,13 @@ class FileMemo(Generic[T]):
             self.recent.put(key, value)
         return value
 
+    def __len__(self) -> int:
+        return len(self.recent)
+
+    @property
+    def size(self) -> int:
+        """How many reads are kept at most."""
+        return self.recent.size
+
     def clear(self) -> None:
         self.recent.clear()
