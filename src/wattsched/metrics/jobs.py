@@ -29,8 +29,9 @@ def check_schedule(schedule: pl.DataFrame, columns: Iterable[str]) -> None:
     missing = [c for c in columns if c not in schedule.columns]
     if missing:
         raise ValueError(f"schedule lacks column(s) {missing}; it has {schedule.columns}")
-    nulls = schedule.select(pl.col(c).null_count() for c in columns).row(0)
-    with_nulls = [c for c, n in zip(columns, nulls, strict=True) if n]
+    # a Series knows its null count (Arrow validity metadata): no query, 0.06 ms a call against 0.27 ms for a
+    # select, and a power run checks its schedule a dozen times (docs/performance.md, issue 32)
+    with_nulls = [c for c in columns if schedule[c].null_count()]
     if with_nulls:
         raise ValueError(f"schedule column(s) {with_nulls} contain nulls (unscheduled jobs?)")
     if schedule.height and all(c in columns for c in TIME_COLUMNS):
