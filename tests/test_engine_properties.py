@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference_sim import RefJob, simulate_reference
+from wattsched.core.schema import QUEUE_RANK, _in_queue_order, sort_queue_order
 from wattsched.engine.simulate import simulate
 from wattsched.policies.registry import POLICIES
 
@@ -153,3 +154,28 @@ def test_policy_never_sees_true_runtimes(jobs: pl.DataFrame, policy: str, data) 
     horizon = ka["start_time"] + min(new_run, jobs["runtime"][k], wall)
     before = (a["start_time"] < horizon).to_numpy()
     assert (a["start_time"].to_numpy()[before] == b["start_time"].to_numpy()[before]).all()
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 1.0, 2.0, float("nan")]),
+            st.one_of(st.none(), st.integers(0, 2)),
+            st.integers(-2, 2),
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_queue_order_skips_only_a_sort_that_would_not_move_a_row(rows: list, rank: bool) -> None:  # type: ignore[type-arg]
+    """``sort_queue_order`` returns rows already in order as they are: the same frame as polars' stable sort, on
+    ties, nulls last in ``queue_rank``, NaN submit times and ±0.0 alike."""
+    schema = {"submit_time": pl.Float64, "job_id": pl.Int64} | ({QUEUE_RANK: pl.Int64} if rank else {})
+    data = {"submit_time": [r[0] for r in rows], "job_id": [r[2] for r in rows]}
+    jobs = pl.DataFrame(data | ({QUEUE_RANK: [r[1] for r in rows]} if rank else {}), schema=schema)
+    keys = ["submit_time", *([QUEUE_RANK] if rank else []), "job_id"]
+    expected = jobs.sort(keys, nulls_last=True, maintain_order=True)
+    assert sort_queue_order(jobs).equals(expected)
+    if _in_queue_order(jobs):
+        assert jobs.equals(expected)

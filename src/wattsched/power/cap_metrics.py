@@ -233,10 +233,10 @@ def _turnarounds(schedule: pl.DataFrame) -> np.ndarray:
 
 def _check_same_jobs(schedule: pl.DataFrame, baseline: pl.DataFrame) -> None:
     if "job_id" in schedule.columns and "job_id" in baseline.columns:
-        a = set(schedule["job_id"].to_list())
-        b = set(baseline["job_id"].to_list())
-        if a != b:
-            raise ValueError(f"schedule and baseline hold different jobs ({len(a ^ b)} differ): not comparable")
+        a, b = np.unique(schedule["job_id"].to_numpy()), np.unique(baseline["job_id"].to_numpy())
+        if not np.array_equal(a, b):  # as sets (0.1 ms against 0.6 ms for Python sets; twice a power run)
+            differ = np.setxor1d(a, b).size
+            raise ValueError(f"schedule and baseline hold different jobs ({differ} differ): not comparable")
 
 
 def turnaround_increase(schedule: pl.DataFrame, baseline_schedule: pl.DataFrame) -> float:
