@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -93,8 +94,14 @@ _UNTRACKED = pytest.StashKey[set[str] | None]()
 # the tests marked slurm run one after another, so the session's testbed is one cluster and no two emulated power
 # meters compete for the cores while a test measures power against a cap; each docs page runs its blocks in order
 # (tests/test_docs_commands.py marks those itself).
+#
+# The groups with the most slow tests are collected first, so that xdist, which hands out groups in collection
+# order, starts the long ones first and ends on short ones (longest first): in order of the files, the testbed
+# group and a paper-000 reproduction were among the last groups, and one worker ran on alone for three minutes.
+# A group's own tests keep their order.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         marker = item.get_closest_marker("xdist_group")
         if marker is None:
@@ -102,8 +109,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(group))
         else:
             group = str(marker.args[0])
+        groups[item] = group
         if getattr(config.option, "loadgroup", False):
             _suffix_group(item, group)
+    slow = Counter(groups[item] for item in items if item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: -slow[groups[item]])  # stable: a group's tests stay in order
 
 
 def _suffix_group(item: pytest.Item, group: str) -> None:
