@@ -1,11 +1,13 @@
 """Benchmark (issue 32, item 6): how long the commands take whose run time README.md and docs/ state.
 
 A command line printed in a page with a run time in its comment (``.venv/bin/wattsched eamc grid ... # ...: about
-10 s``) promises that time to the reader. This benchmark runs each such command exactly as printed, the way
-tests/test_docs_commands.py runs a page (a folder laid out like the repository root beside ``../shared/data``, the
-page's saved files written first), times its wall clock, and writes the figures to ``docs/durations.json``, which
-is tracked: tests/test_docs_durations.py fails when a page states less than the figure recorded for its command
-(or when a command with a stated time has no figure).
+10 s``) promises that time to the reader, and so does the prose above a block marked ``<!-- docs-test: timed -->``
+for the whole block ("To reproduce (about 2 minutes, root):"; run as printed, after the page's blocks above it).
+This benchmark runs each such command or block exactly as printed, the way tests/test_docs_commands.py runs a
+page (a folder laid out like the repository root beside ``../shared/data``, the page's saved files written first),
+times its wall clock, and writes the figures to ``docs/durations.json``, which is tracked:
+tests/test_docs_durations.py fails when a page states less than the figure recorded for its command or block (or
+when one with a stated time has no figure).
 
 Run it on an idle machine (the load average is recorded with each figure); it first runs the set-up's warm-up, so
 the figures are what a user sees after ``make setup``. Commands stated at over 15 minutes
@@ -15,6 +17,7 @@ run this time, and dropped once no page prints its command.
     .venv/bin/python bench/doc_durations.py                 # every stated command up to 15 min: about 40 min
     .venv/bin/python bench/doc_durations.py --long          # and papers 000 and 001 in full: about 90 min more
     .venv/bin/python bench/doc_durations.py --only "eamc grid"   # the commands holding this text
+    .venv/bin/python bench/doc_durations.py --only docs/testbed.md:49   # one timed block (page:line of its fence)
 """
 
 from __future__ import annotations
@@ -35,8 +38,11 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))  # the docs test's page layout and parser: one definition of both
 
 import targets  # noqa: E402
-from stated_durations import LONG_S, RECORD, StatedCommand, stated_commands  # noqa: E402
-from test_docs_commands import BLOCKS, Pages, _env  # noqa: E402
+from stated_durations import LONG_S, RECORD, StatedCommand, stated_blocks, stated_commands  # noqa: E402
+from test_docs_commands import BLOCKS, Block, Pages, _env, _runs_in_order, run_block  # noqa: E402
+
+#: Markers that make the docs test run a smaller variant: a ``timed`` block is measured as printed.
+_VARIANT_MARKERS = ("quick", "replace", "slow")
 
 
 def _prepare(pages: Pages, page: Path) -> Path:
@@ -48,8 +54,30 @@ def _prepare(pages: Pages, page: Path) -> Path:
     return cwd
 
 
+def measure_block(block: Block, pages: Pages) -> float:
+    """Wall seconds of a ``timed`` block run as printed, after the page's blocks above it (as the docs test runs
+    them: the slow ones only when selected); a failure stops the benchmark."""
+    cwd = pages.workdir(block.page)
+    same_page = [b for b in BLOCKS if b.page == block.page]
+    index = same_page.index(block)
+    for earlier in same_page[pages.done.get(block.page, 0) : index]:
+        if _runs_in_order(earlier):
+            run_block(earlier, cwd)
+    pages.done[block.page] = index + 1
+    printed = Block(block.page, block.line, block.lang, block.text, block.context,
+                    {k: v for k, v in block.markers.items() if k not in _VARIANT_MARKERS})  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        run_block(printed, cwd)
+    except AssertionError as failed:
+        raise SystemExit(str(failed)) from None
+    return time.perf_counter() - t0
+
+
 def measure(stated: StatedCommand, pages: Pages) -> float:
     """Wall seconds of the command as printed, from the page's folder; a failure stops the benchmark."""
+    if stated.block is not None:
+        return measure_block(stated.block, pages)
     cwd = _prepare(pages, stated.page)
     t0 = time.perf_counter()
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", stated.command], cwd=cwd, env=_env(), check=False)
@@ -76,7 +104,7 @@ def main() -> None:
             args.keep.mkdir(parents=True)  # a new folder: an output folder never mixes two runs
         except FileExistsError:
             raise SystemExit(f"--keep {args.keep}: the folder exists; give a new one") from None
-    commands = stated_commands()
+    commands = stated_commands() + stated_blocks()
     old = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     record = {c.command: old[c.command] for c in commands if c.command in old}  # drop what no page prints
     firsts: dict[str, StatedCommand] = {}  # a command printed twice runs once
@@ -85,7 +113,8 @@ def main() -> None:
     todo = [
         c
         for c in firsts.values()
-        if (args.long or c.promise_s <= LONG_S) and (not args.only or any(text in c.command for text in args.only))
+        if (args.long or c.promise_s <= LONG_S)
+        and (not args.only or any(text in c.command or text == c.where for text in args.only))
     ]
     print(f"{len(todo)} of {len(commands)} stated commands to run")
     # what `make setup` leaves: the numba cache is keyed on the numba modules' sources, so after an edit the first

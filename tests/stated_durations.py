@@ -6,6 +6,11 @@ end, "about"/"~" a single figure with :data:`ABOUT_SLACK` of room; figures furth
 the page's own notes on other conditions. ``bench/doc_durations.py`` runs each such command as printed and records
 its wall time in ``docs/durations.json`` (:data:`RECORD`); tests/test_docs_durations.py compares the two.
 Used by both, so the benchmark and the test read the pages the same way.
+
+A block marked ``<!-- docs-test: timed -->`` is promised as a whole: the first time in the prose between the block
+and the heading or block above it ("To reproduce (about 2 minutes, root):") is the run time of the block's
+commands, run as printed in the page's folder after the page's blocks above it (:func:`stated_blocks`; recorded
+under :attr:`StatedCommand.command`, the block's page and text).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from test_docs_commands import BLOCKS, REPO_ROOT
+from test_docs_commands import BLOCKS, REPO_ROOT, Block
 
 RECORD = REPO_ROOT / "docs" / "durations.json"
 #: Commands stated at more than this many seconds (the papers' longest full settings) are run only by ``--long``.
@@ -24,7 +29,7 @@ ABOUT_SLACK = 1.25
 
 COMMAND = re.compile(r"^(?:\$ )?(?P<command>\.venv/bin/wattsched\s[^#]*?)\s+#\s*(?P<comment>.*)$")
 TIME = re.compile(
-    r"(?P<about>\babout\s+|~\s*|≈\s*|\baround\s+)?"
+    r"(?P<about>\b[Aa]bout\s+|~\s*|≈\s*|\b[Aa]round\s+)?"
     r"(?P<low>\d[\d,]*(?:\.\d+)?)(?:\s*[–-]\s*(?P<high>\d[\d,]*(?:\.\d+)?))?"
     r"\s*(?P<unit>seconds?|s|minutes?|min|hours?|h)\b"
 )
@@ -42,6 +47,7 @@ class StatedCommand:
     stated: str  # the promise as printed ("about 10 s", "4–11 min")
     promise_s: float
     about: bool
+    block: Block | None = None  # a ``timed`` block, promised as a whole (``command`` is then its record key)
 
     @property
     def where(self) -> str:
@@ -61,7 +67,7 @@ def promise(comment: str) -> tuple[str, float, bool] | None:
     figure = found.group("high") or found.group("low")
     seconds = float(figure.replace(",", "")) * UNIT_S[found.group("unit")]
     about = found.group("about") is not None and found.group("high") is None
-    return found.group(0).strip(), seconds, about
+    return " ".join(found.group(0).split()), seconds, about
 
 
 def stated_commands() -> list[StatedCommand]:
@@ -80,4 +86,37 @@ def stated_commands() -> list[StatedCommand]:
             line = block.line + offset
             assert lines[line - 1].strip() == text.strip(), f"{block.page}:{line}: line numbers out of step"
             found.append(StatedCommand(block.page, line, match.group("command"), *stated))
+    return found
+
+
+#: An HTML comment of a page (the docs-test markers): not prose a reader sees.
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def prose_above(block: Block) -> str:
+    """The prose a reader sees between ``block`` and the heading or fenced block above it."""
+    before = "\n".join(block.page.read_text(encoding="utf-8").splitlines()[: block.line - 1])
+    kept: list[str] = []
+    for text in reversed(_COMMENT.sub("", before).splitlines()):
+        if text.lstrip().startswith(("```", "~~~", "#")):
+            break
+        kept.append(text)
+    return "\n".join(reversed(kept)).strip()
+
+
+def block_key(block: Block) -> str:
+    """A ``timed`` block's key in the record: its page and text, so an edited block needs a new figure."""
+    return f"block of {block.page.relative_to(REPO_ROOT)}:\n{block.text}"
+
+
+def stated_blocks() -> list[StatedCommand]:
+    """Every block marked ``timed`` with the time the prose above it states (a block whose prose states none is
+    reported by tests/test_docs_durations.py)."""
+    found = []
+    for block in BLOCKS:
+        if "timed" not in block.markers or "skip" in block.markers:
+            continue
+        stated = promise(prose_above(block))
+        if stated is not None:
+            found.append(StatedCommand(block.page, block.line, block_key(block), *stated, block=block))
     return found

@@ -29,6 +29,8 @@ What is checked, per fenced block (test id ``page:line`` of the opening fence):
                                        reader to ``export`` in their shell (each block runs in its own)
   ``<!-- docs-test: skip REASON -->``  not run: only for what CI lacks (a download, a Slurm cluster, ``make``);
                                        every skip is listed by ``-ra`` with its reason
+  ``<!-- docs-test: timed -->``        the first run time in the prose just above is the whole block's, as printed:
+                                       measured by ``bench/doc_durations.py`` (tests/test_docs_durations.py)
 
 New blocks are found by themselves: there is no list of blocks here.
 
@@ -146,7 +148,7 @@ def extract_blocks(page: Path) -> list[Block]:
 
 
 BLOCKS = [block for page in PAGES for block in extract_blocks(page)]
-KNOWN_MARKERS = {"file", "spec", "quick", "replace", "slow", "continue", "skip", "env"}
+KNOWN_MARKERS = {"file", "spec", "quick", "replace", "slow", "continue", "skip", "env", "timed"}
 LONG_MARKERS = {"quick", "replace", "slow"}
 
 
