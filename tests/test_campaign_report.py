@@ -99,6 +99,13 @@ def test_every_figure_is_written_as_png_and_svg(campaign, tmp_path) -> None:
             assert data[:8] == b"\x89PNG\r\n\x1a\n"
         else:
             assert b"<svg" in data[:2000]
+    # drawn on two worker processes: the same files, in the same order, byte for byte (the PNGs; an SVG holds
+    # its drawing time and ids that differ from process to process)
+    again = write_figures(campaign, tmp_path / "figs2", workers=2)
+    assert [p.name for p in again] == [p.name for p in paths]
+    for one, two in zip(paths, again, strict=True):
+        if one.suffix == ".png":
+            assert one.read_bytes() == two.read_bytes(), one.name
 
 
 def test_gantt_rectangles_never_share_a_node(campaign) -> None:

@@ -7,6 +7,7 @@ Dask); the grids of papers 002 and 004 are campaigns whose spec is built from th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,11 +157,12 @@ def campaign_report(
     html: bool = False,
     gantt_run: str | None = None,
     aggregate: str = "mean",
+    workers: int | None = None,
 ) -> CampaignReport:
     """Figures (PNG and SVG) and tables of a campaign in ``output`` (default ``DIR/report``): a power campaign's
     figures and, with ``html``, its dashboard; a queue campaign's figure per workload and, with ``html``, its
     ``report.html`` (``dashboard`` is the page written; asked of another kind, ``html`` is a warning in
-    ``notes``)."""
+    ``notes``). A power campaign's figures are drawn on ``workers`` processes (default: one per core)."""
     from wattsched.campaign.kinds import open_experiment
     from wattsched.campaign.runner import report
     from wattsched.report.dashboard import write_dashboard
@@ -181,7 +183,8 @@ def campaign_report(
     paths = report(directory, out, aggregate=aggregate)
     dashboard = None
     if kind == "power":  # the power campaign's figures and dashboard are drawn by wattsched.report
-        paths += write_figures(directory, out, gantt_run=gantt_run)
+        drawers = workers or max(1, os.cpu_count() or 1)
+        paths += write_figures(directory, out, gantt_run=gantt_run, workers=drawers)
         if html:
             dashboard = write_dashboard(directory, out / "dashboard.html")
             paths.append(dashboard)

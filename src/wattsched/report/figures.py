@@ -36,6 +36,7 @@ from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
     capped_runs,
 )
+from wattsched.core.executors import map_tasks
 from wattsched.core.store import CampaignError
 from wattsched.report.gantt import default_gantt_run, gantt_data, plot_gantt
 from wattsched.report.metric_figures import METRICS, plot_metric
@@ -51,21 +52,38 @@ __all__ = ["write_figures"]
 # ------------------------------------------------------------------------------------------------------- all
 
 
-def write_figures(campaign_dir: str | Path, out_dir: str | Path, *, gantt_run: str | None = None) -> list[Path]:
+def write_figures(
+    campaign_dir: str | Path, out_dir: str | Path, *, gantt_run: str | None = None, workers: int = 1
+) -> list[Path]:
     """Every static figure of a campaign (PNG and SVG) in ``out_dir``; returns the files written. ``gantt_run``
-    is the run id drawn as a Gantt chart (default: :func:`default_gantt_run`)."""
+    is the run id drawn as a Gantt chart (default: :func:`default_gantt_run`).
+
+    Each figure is one task over ``workers`` processes: matplotlib's layout and rendering are single-threaded,
+    and the demo's 9 figures took 14.6 of its 28 s on one core (docs/performance.md, issue 32). The files are
+    the same on any number of workers."""
     results = load_results(campaign_dir)
     if capped_runs(results).is_empty():
         raise CampaignError(f"{campaign_dir}: no finished capped run yet (run the campaign first)")
-    paths: list[Path] = []
-    for key in METRICS:
-        paths += plot_metric(results, key, out_dir)
     run = gantt_run or default_gantt_run(campaign_dir, results)
-    paths += plot_gantt(gantt_data(campaign_dir, run), out_dir)
-    for name, (frame, report) in prediction_files(campaign_dir).items():
-        if not predicted_metrics(frame):
-            continue
-        if "user_id" in frame.columns:  # per-user errors need users
-            paths += plot_prediction_errors(frame, out_dir, name, str(report.get("method", "")))
-        paths += plot_prediction_scatter(frame, out_dir, name)
-    return paths
+    tasks: list[tuple[str, ...]] = [("gantt", str(campaign_dir), run, str(out_dir))]  # the longest first
+    tasks += [("metric", str(campaign_dir), key, str(out_dir)) for key in METRICS]
+    tasks += [("prediction", str(campaign_dir), name, str(out_dir)) for name in prediction_files(campaign_dir)]
+    drawn = dict(zip(tasks, map_tasks(_draw, tasks, workers=max(1, min(workers, len(tasks)))), strict=True))
+    order = [t for t in tasks if t[0] == "metric"] + tasks[:1] + [t for t in tasks if t[0] == "prediction"]
+    return [path for task in order for path in drawn[task]]
+
+
+def _draw(task: tuple[str, ...]) -> list[Path]:
+    """One figure of :func:`write_figures` (a picklable task): its files."""
+    kind, campaign_dir, what, out_dir = task
+    if kind == "metric":
+        return plot_metric(load_results(campaign_dir), what, out_dir)
+    if kind == "gantt":
+        return plot_gantt(gantt_data(campaign_dir, what), out_dir)
+    frame, report = prediction_files(campaign_dir)[what]
+    if not predicted_metrics(frame):
+        return []
+    paths: list[Path] = []
+    if "user_id" in frame.columns:  # per-user errors need users
+        paths += plot_prediction_errors(frame, out_dir, what, str(report.get("method", "")))
+    return paths + plot_prediction_scatter(frame, out_dir, what)
