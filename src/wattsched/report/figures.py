@@ -44,7 +44,8 @@ from wattsched.report.prediction_figures import (
     plot_prediction_errors,
     plot_prediction_scatter,
     predicted_metrics,
-    prediction_files,
+    prediction_file,
+    prediction_names,
 )
 
 __all__ = ["write_figures"]
@@ -67,7 +68,7 @@ def write_figures(
     run = gantt_run or default_gantt_run(campaign_dir, results)
     tasks: list[tuple[str, ...]] = [("gantt", str(campaign_dir), run, str(out_dir))]  # the longest first
     tasks += [("metric", str(campaign_dir), key, str(out_dir)) for key in METRICS]
-    tasks += [("prediction", str(campaign_dir), name, str(out_dir)) for name in prediction_files(campaign_dir)]
+    tasks += [("prediction", str(campaign_dir), name, str(out_dir)) for name in prediction_names(campaign_dir)]
     drawn = dict(zip(tasks, map_tasks(_draw, tasks, workers=max(1, min(workers, len(tasks)))), strict=True))
     order = [t for t in tasks if t[0] == "metric"] + tasks[:1] + [t for t in tasks if t[0] == "prediction"]
     return [path for task in order for path in drawn[task]]
@@ -80,7 +81,7 @@ def _draw(task: tuple[str, ...]) -> list[Path]:
         return plot_metric(load_results(campaign_dir), what, out_dir)
     if kind == "gantt":
         return plot_gantt(gantt_data(campaign_dir, what), out_dir)
-    frame, report = prediction_files(campaign_dir)[what]
+    frame, report = prediction_file(campaign_dir, what)
     if not predicted_metrics(frame):
         return []
     paths: list[Path] = []

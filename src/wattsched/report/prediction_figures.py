@@ -136,16 +136,22 @@ def plot_prediction_scatter(predictions: pl.DataFrame, out_dir: str | Path, name
 
 def prediction_files(campaign_dir: str | Path) -> dict[str, tuple[pl.DataFrame, dict[str, Any]]]:
     """Per workload: its prediction table and report (empty when the grid has no ``predicted`` source)."""
+    return {name: prediction_file(campaign_dir, name) for name in prediction_names(campaign_dir)}
+
+
+def prediction_names(campaign_dir: str | Path) -> list[str]:
+    """The workloads with a prediction table, in name order."""
     folder = CampaignLayout(Path(campaign_dir)).predictions
-    out: dict[str, tuple[pl.DataFrame, dict[str, Any]]] = {}
     if not folder.exists():
-        return out
-    for path in sorted(folder.glob("*.parquet")):
-        if path.name.startswith("."):
-            continue
-        report_path = path.with_suffix(".json")
-        report = read_store_json(report_path, "a prediction report") if report_path.exists() else {}
-        if not isinstance(report, dict):
-            raise CampaignError(f"{report_path}: a prediction report is a JSON object; this one is not (damaged?)")
-        out[path.stem] = (pl.read_parquet(path), report)
-    return out
+        return []
+    return [path.stem for path in sorted(folder.glob("*.parquet")) if not path.name.startswith(".")]
+
+
+def prediction_file(campaign_dir: str | Path, name: str) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """One workload's prediction table and report (the report empty when it has none)."""
+    path = CampaignLayout(Path(campaign_dir)).predictions / f"{name}.parquet"
+    report_path = path.with_suffix(".json")
+    report = read_store_json(report_path, "a prediction report") if report_path.exists() else {}
+    if not isinstance(report, dict):
+        raise CampaignError(f"{report_path}: a prediction report is a JSON object; this one is not (damaged?)")
+    return pl.read_parquet(path), report
