@@ -95,10 +95,10 @@ _UNTRACKED = pytest.StashKey[set[str] | None]()
 # meters compete for the cores while a test measures power against a cap; each docs page runs its blocks in order
 # (tests/test_docs_commands.py marks those itself).
 #
-# The groups with the most slow tests are collected first, so that xdist, which hands out groups in collection
-# order, starts the long ones first and ends on short ones (longest first): in order of the files, the testbed
-# group and a paper-000 reproduction were among the last groups, and one worker ran on alone for three minutes.
-# A group's own tests keep their order.
+# The groups with the most long tests (marked slow, or a docs block with a quick variant: tests/test_docs_commands.py)
+# are collected first, so that xdist, which hands out groups in collection order, starts the long ones first and
+# ends on short ones (longest first): in order of the files, the testbed group and a paper-000 reproduction were
+# among the last groups, and one worker ran on alone for three minutes. A group's own tests keep their order.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     groups: dict[pytest.Item, str] = {}
@@ -112,8 +112,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         groups[item] = group
         if getattr(config.option, "loadgroup", False):
             _suffix_group(item, group)
-    slow = Counter(groups[item] for item in items if item.get_closest_marker("slow") is not None)
-    items.sort(key=lambda item: -slow[groups[item]])  # stable: a group's tests stay in order
+    long = Counter(groups[item] for item in items if _long(item))
+    items.sort(key=lambda item: -long[groups[item]])  # stable: a group's tests stay in order
+
+
+def _long(item: pytest.Item) -> bool:
+    from test_docs_commands import LONG_MARKERS  # a docs block's markers say it is long
+
+    if item.get_closest_marker("slow") is not None:
+        return True
+    block = getattr(item, "callspec", None) and item.callspec.params.get("block")  # type: ignore[attr-defined]
+    return bool(LONG_MARKERS & set(getattr(block, "markers", {})))
 
 
 def _suffix_group(item: pytest.Item, group: str) -> None:

@@ -5,9 +5,9 @@ policies were warmed. Here the warm-up fills an empty numba cache, then tiny ver
 (README.md's use section, docs/eamc.md, docs/dataset.md) run on it: numba writes a cache file for every kernel
 signature it compiles, so any file added or rewritten is a compilation the user would have waited for.
 
-The empty cache is filled by a copy of what `make setup`'s warm-up wrote into this checkout's cache folder when
-it listed those files and none changed since (``wattsched.warmup.WARMED_LIST``: a fresh clone, as in CI), else by
-a warm-up run here (65-190 s); the failure message says which.
+The empty cache is filled by the copy `make setup`'s warm-up kept of what it wrote into this checkout's empty
+cache folder (``wattsched.warmup.WARMED_COPY``: a fresh clone, as in CI), else by a warm-up run here (65-190 s);
+the failure message says which.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 
 import wattsched
 from conftest import require_data
-from wattsched.warmup import WARMED_LIST, cache_files
+from wattsched.warmup import CHECKOUT, WARMED_COPY, cache_files
 
 WATTSCHED = [sys.executable, "-m", "wattsched"]
 # README.md's power runs: EASY+PC with the gaussian99 check, cap 0.5 for 3 h, on real and on predicted power
@@ -45,20 +45,15 @@ POWER_PRED += ["--output", "out-pred/", "--format", "evalys"]
 
 
 def _set_up_cache(cache: Path, env: dict[str, str], cwd: Path) -> str:
-    """Fill the empty folder ``cache`` as the warm-up does: with a copy of the files `make setup`'s warm-up wrote
-    from empty into this checkout's own cache folder, when it listed them (``WARMED_LIST``) and none changed
-    since (a kernel compiled later in that folder rewrites its index, and then the warm-up runs here); else by
-    running the warm-up. Says which."""
-    shared = Path(os.environ.get("NUMBA_CACHE_DIR", ""))  # set by wattsched's import: this checkout's keyed folder
+    """Fill the empty folder ``cache`` as the warm-up does: with the copy `make setup`'s warm-up kept of what it
+    wrote from empty into this checkout's cache folder (``WARMED_COPY``: a fresh clone, as in CI), else by running
+    the warm-up. Says which."""
+    kept = Path(os.environ.get("NUMBA_CACHE_DIR", "")) / WARMED_COPY  # wattsched's import set this checkout's
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        record = json.loads((shared / WARMED_LIST).read_text())
-        listed: dict[str, int] = record["files"]
-        mine = record["package"] == str(Path(wattsched.__file__).resolve().parent)  # numba's files are per path
-        if mine and listed and cache_files(shared).items() >= listed.items():
-            for name in listed:
-                (cache / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(shared / name, cache / name)
-            return f"the {len(listed)} files `make setup`'s warm-up wrote into {shared}"
+        mine = json.loads((kept / CHECKOUT).read_text())["package"] == str(Path(wattsched.__file__).resolve().parent)
+        if mine:  # numba's files are per source path: another checkout's would all compile again
+            shutil.copytree(kept, cache, ignore=shutil.ignore_patterns(CHECKOUT), dirs_exist_ok=True)
+            return f"the copy `make setup`'s warm-up kept in {kept}"
     _run([sys.executable, "-m", "wattsched.warmup"], env, cwd)
     return "a warm-up run here"
 
