@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
@@ -39,10 +40,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the docs test's page layout and parse
 
 import targets  # noqa: E402
 from stated_durations import LONG_S, RECORD, StatedCommand, stated_blocks, stated_commands  # noqa: E402
-from test_docs_commands import BLOCKS, Block, Pages, _env, _runs_in_order, run_block  # noqa: E402
-
-#: Markers that make the docs test run a smaller variant: a ``timed`` block is measured as printed.
-_VARIANT_MARKERS = ("quick", "replace", "slow")
+from test_docs_commands import BLOCKS, LONG_MARKERS, Block, Pages, _env, catch_up, run_block  # noqa: E402
 
 
 def _prepare(pages: Pages, page: Path) -> Path:
@@ -57,15 +55,9 @@ def _prepare(pages: Pages, page: Path) -> Path:
 def measure_block(block: Block, pages: Pages) -> float:
     """Wall seconds of a ``timed`` block run as printed, after the page's blocks above it (as the docs test runs
     them: the slow ones only when selected); a failure stops the benchmark."""
-    cwd = pages.workdir(block.page)
-    same_page = [b for b in BLOCKS if b.page == block.page]
-    index = same_page.index(block)
-    for earlier in same_page[pages.done.get(block.page, 0) : index]:
-        if _runs_in_order(earlier):
-            run_block(earlier, cwd)
-    pages.done[block.page] = index + 1
-    printed = Block(block.page, block.line, block.lang, block.text, block.context,
-                    {k: v for k, v in block.markers.items() if k not in _VARIANT_MARKERS})  # fmt: skip
+    cwd = catch_up(block, pages)
+    # as printed: without the markers by which the docs test runs a smaller variant
+    printed = dataclasses.replace(block, markers={k: v for k, v in block.markers.items() if k not in LONG_MARKERS})
     t0 = time.perf_counter()
     try:
         run_block(printed, cwd)

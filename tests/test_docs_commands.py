@@ -389,20 +389,27 @@ def _runs_in_order(block: Block) -> bool:
     return "slow" not in block.markers
 
 
+def catch_up(block: Block, pages: Pages, shared: SharedRuns | None = None) -> Path:
+    """Run the blocks of ``block``'s page above it that have not run yet (the slow ones only when selected
+    themselves; a failure is reported by that block's own test) and return the page's folder."""
+    cwd = pages.workdir(block.page)
+    same_page = [b for b in BLOCKS if b.page == block.page]
+    index = same_page.index(block)
+    for earlier in same_page[pages.done.get(block.page, 0) : index]:
+        if _runs_in_order(earlier):
+            with contextlib.suppress(AssertionError):
+                run_block(earlier, cwd, shared)
+    pages.done[block.page] = index + 1
+    return cwd
+
+
 @pytest.mark.data
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
 def test_documented_block_runs_as_printed(block: Block, pages: Pages, shared_runs: SharedRuns) -> None:
     if "skip" in block.markers:
         pytest.skip(f"{block.id}: {block.markers['skip'] or 'no reason given'}")
     require_data("")  # the printed commands read ../shared/data: fail under CI=true when it is missing
-    cwd = pages.workdir(block.page)
-    same_page = [b for b in BLOCKS if b.page == block.page]
-    index = same_page.index(block)
-    for earlier in same_page[pages.done.get(block.page, 0) : index]:
-        if _runs_in_order(earlier):
-            with contextlib.suppress(AssertionError):  # reported by that block's own test
-                run_block(earlier, cwd, shared_runs)
-    pages.done[block.page] = index + 1
+    cwd = catch_up(block, pages, shared_runs)
     started, cpu = time.monotonic(), _children_cpu()
     run_block(block, cwd, shared_runs)
     print(f"{block.id}: {time.monotonic() - started:.1f} s wall, {_children_cpu() - cpu:.1f} s CPU")

@@ -3,7 +3,6 @@ every queue policy, with one comparison table and one figure."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import numpy as np
 from wattsched.campaign.runner import CampaignRun, run_experiment
 from wattsched.campaign.spec import load_spec
 from wattsched.core.atomic import atomic_figure, atomic_write
-from wattsched.core.executors import shared_workers
+from wattsched.core.executors import default_workers, shared_workers
 from wattsched.core.experiment import no_log
 from wattsched.engine.simulate import simulate
 from wattsched.policies.registry import CORE_POLICIES
@@ -83,7 +82,7 @@ def run_campaign_demo(
     spec_path = output / "campaign.toml"
     atomic_write(spec_path, DEMO_CAMPAIGN.format(jobs=jobs, seed=seed))
     campaign = output / "campaign"
-    workers = workers or max(1, os.cpu_count() or 1)
+    workers = default_workers(workers)
     with shared_workers():  # the figures are drawn by the campaign's worker processes (no second start-up)
         run = run_experiment(load_spec(spec_path), campaign, workers=workers, progress=progress, log=log)
         report = output / "report"

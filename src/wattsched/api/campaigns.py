@@ -7,7 +7,6 @@ Dask); the grids of papers 002 and 004 are campaigns whose spec is built from th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,6 +164,7 @@ def campaign_report(
     ``notes``). A power campaign's figures are drawn on ``workers`` processes (default: one per core)."""
     from wattsched.campaign.kinds import open_experiment
     from wattsched.campaign.runner import report
+    from wattsched.core.executors import default_workers
     from wattsched.report.dashboard import write_dashboard
     from wattsched.report.figures import write_figures
     from wattsched.report.queue_report import write_queue_figures, write_queue_html
@@ -183,8 +183,7 @@ def campaign_report(
     paths = report(directory, out, aggregate=aggregate)
     dashboard = None
     if kind == "power":  # the power campaign's figures and dashboard are drawn by wattsched.report
-        drawers = workers or max(1, os.cpu_count() or 1)
-        paths += write_figures(directory, out, gantt_run=gantt_run, workers=drawers)
+        paths += write_figures(directory, out, gantt_run=gantt_run, workers=default_workers(workers))
         if html:
             dashboard = write_dashboard(directory, out / "dashboard.html")
             paths.append(dashboard)

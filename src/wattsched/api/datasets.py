@@ -9,7 +9,6 @@ it), so two builds never interleave their files.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +96,7 @@ def build_power_dataset(
     ``executor`` (``local`` processes or ``dask``, at ``address``). ``progress(windows_done, windows, rows)`` is
     called as windows finish. With ``lock`` (the default) the output's lock (:func:`lock_dataset_output`) is held
     for the build; pass False when the caller already holds it. Raises one of :data:`BUILD_ERRORS` on bad input."""
+    from wattsched.core.executors import default_workers
     from wattsched.dataset.build import build_dataset, write_outputs
     from wattsched.dataset.extract import ExtractionStats
 
@@ -114,7 +114,7 @@ def build_power_dataset(
             snap=snap,
             memory_gb=memory_gb,
             executor=executor,
-            workers=workers or max(1, os.cpu_count() or 1),
+            workers=default_workers(workers),
             address=address,
             progress=progress,
             stats=stats,

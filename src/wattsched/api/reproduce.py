@@ -3,13 +3,13 @@ defaults (docs/reproduce.md). The command line adds the step log, the progress b
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from wattsched.core.data_folder import shared_data_dir
+from wattsched.core.executors import default_workers
 from wattsched.reproduce.claims import PAPERS
 from wattsched.reproduce.report import phase_line
 from wattsched.reproduce.runner import ReproduceError, Reproduction, stop_workers
@@ -72,7 +72,7 @@ def reproduce_paper(
         output or reproduction_output(paper, quick),
         quick=quick,
         seeds=tuple(range(seed, seed + seed_count)),
-        workers=workers or os.cpu_count() or 1,
+        workers=default_workers(workers),
         data_dir=data_dir or shared_data_dir(),
         command=command,
         step=step,

@@ -13,7 +13,6 @@ independent); only the recorded timings differ.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import polars as pl
 from pydantic import BaseModel
 
 from wattsched.campaign.kinds import experiment_for, open_experiment
-from wattsched.core.executors import check_executor, map_tasks
+from wattsched.core.executors import check_executor, default_workers, map_tasks
 from wattsched.core.experiment import Experiment, no_log
 from wattsched.core.output_folders import FolderLock, clean_temporaries
 from wattsched.core.stopping import interruptions, sigterm_as_interrupt
@@ -168,7 +167,7 @@ def _run_locked(
     todo = [r for r in runs if r["id"] not in done]
     if limit is not None:
         todo = todo[:limit]
-    workers = workers or max(1, os.cpu_count() or 1)
+    workers = default_workers(workers)
     log(f"{len(runs)} runs, {len(done)} already done, {len(todo)} to run on {executor} ({workers} worker(s))")
     # Dask workers may run elsewhere: they get the absolute path
     target = out.resolve() if executor == "dask" else out

@@ -59,6 +59,11 @@ EXECUTORS = ("local", "dask")
 JOIN_S = 5.0
 
 
+def default_workers(workers: int | None) -> int:
+    """``workers``, or one worker process per core when it is not given (None or 0)."""
+    return workers or max(1, os.cpu_count() or 1)
+
+
 def check_executor(executor: str, error: type[Exception] = ValueError) -> None:
     """Refuse an unknown executor name with ``error`` (a campaign raises its own error type)."""
     if executor not in EXECUTORS:

@@ -31,6 +31,7 @@ static figures stay matplotlib, and plotly draws only the interactive HTML.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from wattsched.campaign.runner import load_results
 from wattsched.campaign.summary import (
@@ -66,22 +67,21 @@ def write_figures(
     if capped_runs(results).is_empty():
         raise CampaignError(f"{campaign_dir}: no finished capped run yet (run the campaign first)")
     run = gantt_run or default_gantt_run(campaign_dir, results)
-    tasks: list[tuple[str, ...]] = [("gantt", str(campaign_dir), run, str(out_dir))]  # the longest first
-    tasks += [("metric", str(campaign_dir), key, str(out_dir)) for key in METRICS]
-    tasks += [("prediction", str(campaign_dir), name, str(out_dir)) for name in prediction_names(campaign_dir)]
-    drawn = dict(zip(tasks, map_tasks(_draw, tasks, workers=max(1, min(workers, len(tasks)))), strict=True))
-    order = [t for t in tasks if t[0] == "metric"] + tasks[:1] + [t for t in tasks if t[0] == "prediction"]
-    return [path for task in order for path in drawn[task]]
+    tasks: list[tuple[Any, ...]] = [("metric", results, key, out_dir) for key in METRICS]
+    tasks += [("gantt", campaign_dir, run, out_dir)]
+    tasks += [("prediction", campaign_dir, name, out_dir) for name in prediction_names(campaign_dir)]
+    drawn = map_tasks(_draw, tasks, workers=max(1, min(workers, len(tasks))))
+    return [path for paths in drawn for path in paths]
 
 
-def _draw(task: tuple[str, ...]) -> list[Path]:
+def _draw(task: tuple[Any, ...]) -> list[Path]:
     """One figure of :func:`write_figures` (a picklable task): its files."""
-    kind, campaign_dir, what, out_dir = task
+    kind, source, what, out_dir = task
     if kind == "metric":
-        return plot_metric(load_results(campaign_dir), what, out_dir)
+        return plot_metric(source, what, out_dir)  # the results, read once
     if kind == "gantt":
-        return plot_gantt(gantt_data(campaign_dir, what), out_dir)
-    frame, report = prediction_file(campaign_dir, what)
+        return plot_gantt(gantt_data(source, what), out_dir)
+    frame, report = prediction_file(source, what)
     if not predicted_metrics(frame):
         return []
     paths: list[Path] = []
